@@ -1,0 +1,96 @@
+//! Moving data out of arrays, and conversions to and from Rust values and `ndarray`.
+
+use ndarray::{ArrayD, IxDyn};
+
+use super::Array;
+use crate::dtype::Element;
+use crate::error::Error;
+use crate::shape::ShapeDisplay;
+
+impl Array {
+    /// The elements in row-major order, if the array holds `T`.
+    ///
+    /// ```
+    /// use rjax_runtime::jnp;
+    /// assert_eq!(jnp::arange(3).to_vec::<i32>().unwrap(), vec![0, 1, 2]);
+    /// assert!(jnp::arange(3).to_vec::<f32>().is_err());
+    /// ```
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, Error> {
+        self.as_slice::<T>().map(<[T]>::to_vec).ok_or(Error::DType {
+            op: "to_vec",
+            expected: T::DTYPE,
+            found: self.dtype(),
+        })
+    }
+
+    /// The single element of a 0-d or one-element array.
+    pub fn item<T: Element>(&self) -> Result<T, Error> {
+        if self.size() != 1 {
+            return Err(Error::Shape(format!(
+                "item: an array of shape {} has {} elements; item() needs exactly one",
+                ShapeDisplay(self.shape()),
+                self.size()
+            )));
+        }
+        let slice = self.as_slice::<T>().ok_or(Error::DType {
+            op: "item",
+            expected: T::DTYPE,
+            found: self.dtype(),
+        })?;
+        Ok(slice[0])
+    }
+
+    /// Copies into an `ndarray::ArrayD`, if the array holds `T`.
+    pub fn to_ndarray<T: Element>(&self) -> Result<ArrayD<T>, Error> {
+        let data = self.to_vec::<T>()?;
+        Ok(ArrayD::from_shape_vec(IxDyn(self.shape()), data)
+            .expect("an array's buffer always matches its shape"))
+    }
+}
+
+impl<T: Element> From<T> for Array {
+    /// A 0-d array holding `value` (strongly typed, like `jnp.float32(1.0)`).
+    fn from(value: T) -> Array {
+        Array::from_shape_vec([], vec![value])
+    }
+}
+
+impl<T: Element> From<ArrayD<T>> for Array {
+    fn from(a: ArrayD<T>) -> Array {
+        let shape = a.shape().to_vec();
+        let data = if a.is_standard_layout() {
+            // Standard layout is contiguous from the offset on.
+            let n = a.len();
+            let (raw, offset) = a.into_raw_vec_and_offset();
+            let offset = offset.unwrap_or(0);
+            if offset == 0 && raw.len() == n {
+                raw
+            } else {
+                raw[offset..offset + n].to_vec()
+            }
+        } else {
+            a.iter().copied().collect()
+        };
+        Array::from_shape_vec(shape, data)
+    }
+}
+
+impl<T: Element> From<&ArrayD<T>> for Array {
+    fn from(a: &ArrayD<T>) -> Array {
+        Array::from_shape_vec(a.shape().to_vec(), a.iter().copied().collect())
+    }
+}
+
+impl<T: Element> TryFrom<&Array> for ArrayD<T> {
+    type Error = Error;
+    fn try_from(a: &Array) -> Result<ArrayD<T>, Error> {
+        a.to_ndarray()
+    }
+}
+
+impl<T: Element> TryFrom<Array> for ArrayD<T> {
+    type Error = Error;
+    fn try_from(a: Array) -> Result<ArrayD<T>, Error> {
+        a.to_ndarray()
+    }
+}

@@ -1,0 +1,162 @@
+//! [`Array`]: the immutable, shared, n-dimensional array every op reads and writes.
+
+pub mod buffer;
+mod convert;
+mod display;
+mod methods;
+mod ops;
+
+use std::sync::Arc;
+
+pub use buffer::Buffer;
+
+use crate::device::Device;
+use crate::dtype::{DType, Element};
+use crate::error::Error;
+use crate::primitives::Aval;
+use crate::shape::ShapeDisplay;
+
+/// An immutable n-dimensional array, like `jax.Array`.
+///
+/// Cloning is cheap: clones share one buffer. Outside annotated functions every operation runs
+/// eagerly and returns a new array. Arrays are always stored contiguously in row-major order.
+///
+/// ```
+/// use rjax_runtime::{jnp, Array, DType};
+/// let x = Array::from_shape_vec([2, 2], vec![1.0f32, 2.0, 3.0, 4.0]);
+/// let y = &x * 2.0 + 1.0;
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0, 9.0]);
+/// assert_eq!(y.dtype(), DType::F32);
+/// assert_eq!(jnp::arange(4).dtype(), DType::I32);
+/// ```
+#[derive(Clone)]
+pub struct Array {
+    shape: Arc<[usize]>,
+    buffer: Arc<Buffer>,
+    weak: bool,
+    device: Device,
+}
+
+impl Array {
+    /// An array over `buffer`, which must hold exactly `shape`'s element count.
+    pub(crate) fn from_buffer(shape: impl Into<Arc<[usize]>>, buffer: Buffer, weak: bool) -> Array {
+        let shape = shape.into();
+        debug_assert_eq!(shape.iter().product::<usize>(), buffer.len());
+        Array {
+            shape,
+            buffer: Arc::new(buffer),
+            weak,
+            device: Device::default(),
+        }
+    }
+
+    /// An array of `shape` holding `data` in row-major order.
+    ///
+    /// Panics when `data.len()` is not the product of `shape`.
+    #[track_caller]
+    pub fn from_shape_vec<T: Element>(shape: impl AsRef<[usize]>, data: Vec<T>) -> Array {
+        let shape = shape.as_ref();
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            panic!(
+                "Array::from_shape_vec: shape {} needs {n} elements but {} were given",
+                ShapeDisplay(shape),
+                data.len()
+            );
+        }
+        Array::from_buffer(shape.to_vec(), T::wrap(data), false)
+    }
+
+    /// Like [`Array::from_shape_vec`], returning an error instead of panicking.
+    pub fn try_from_shape_vec<T: Element>(
+        shape: impl AsRef<[usize]>,
+        data: Vec<T>,
+    ) -> Result<Array, Error> {
+        let shape = shape.as_ref();
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            return Err(Error::Shape(format!(
+                "shape {} needs {n} elements but {} were given",
+                ShapeDisplay(shape),
+                data.len()
+            )));
+        }
+        Ok(Array::from_buffer(shape.to_vec(), T::wrap(data), false))
+    }
+
+    /// A weakly typed 0-d array, as a Rust scalar literal becomes when combined with an array.
+    pub fn weak_scalar<T: Element>(value: T) -> Array {
+        Array::from_buffer(Vec::new(), T::wrap(vec![value]), true)
+    }
+
+    /// The extent of each axis.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Number of axes.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Number of elements.
+    pub fn size(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.buffer.dtype()
+    }
+
+    /// JAX's weak-type flag: true for arrays that came from Rust scalars and promote like them.
+    pub fn is_weak(&self) -> bool {
+        self.weak
+    }
+
+    /// The device that holds the array's buffer.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The underlying buffer.
+    pub fn buffer(&self) -> &Buffer {
+        &self.buffer
+    }
+
+    /// The elements as a typed slice, if `T` is the array's element type.
+    pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        T::slice(&self.buffer)
+    }
+
+    /// Shape, dtype and weak flag: what shape rules see.
+    pub fn aval(&self) -> Aval {
+        Aval {
+            shape: self.shape.to_vec(),
+            dtype: self.dtype(),
+            weak: self.weak,
+        }
+    }
+
+    /// The same array with a different shape of equal size, sharing the buffer.
+    pub(crate) fn with_shape(&self, shape: Vec<usize>) -> Array {
+        debug_assert_eq!(shape.iter().product::<usize>(), self.size());
+        Array {
+            shape: shape.into(),
+            ..self.clone()
+        }
+    }
+
+    /// The same data with the weak flag set to `weak`.
+    pub(crate) fn with_weak(&self, weak: bool) -> Array {
+        Array {
+            weak,
+            ..self.clone()
+        }
+    }
+
+    /// Whether two arrays share one buffer (clones do).
+    pub fn shares_buffer_with(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.buffer, &other.buffer)
+    }
+}

@@ -1,0 +1,358 @@
+//! Element types and JAX's type-promotion lattice.
+//!
+//! Every [`Array`](crate::Array) carries a run-time [`DType`] and a *weak type* flag. Rust scalar
+//! literals used with arrays (`&x + 1.0`) are weakly typed, as Python scalars are in JAX: they
+//! take the other operand's type instead of widening it. [`promote`] implements JAX's lattice
+//! (`jax.numpy.result_type`), with `f32` as the default float and `i32` as the default integer.
+//! Unlike JAX's 32-bit mode, 64-bit types are never truncated: `u32 + i32` is `i64`, and an
+//! explicit `f64` stays `f64`.
+
+use std::fmt;
+
+use half::{bf16, f16};
+
+use crate::array::buffer::Buffer;
+
+/// The run-time element type of an array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl DType {
+    /// Every dtype, in a stable order.
+    pub const ALL: [DType; 13] = [
+        DType::Bool,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
+    /// NumPy's name for the dtype (`"float32"`, `"int32"`, `"bool"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        }
+    }
+
+    /// Parses NumPy's dtype names, as written by [`DType::name`].
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// Size of one element in bytes (`bool` takes one byte).
+    pub fn size_of(self) -> usize {
+        match self {
+            DType::Bool | DType::I8 | DType::U8 => 1,
+            DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 | DType::F64 => 8,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    pub fn is_signed_int(self) -> bool {
+        matches!(self, DType::I8 | DType::I16 | DType::I32 | DType::I64)
+    }
+
+    pub fn is_unsigned_int(self) -> bool {
+        matches!(self, DType::U8 | DType::U16 | DType::U32 | DType::U64)
+    }
+
+    pub fn is_int(self) -> bool {
+        self.is_signed_int() || self.is_unsigned_int()
+    }
+
+    pub fn is_bool(self) -> bool {
+        self == DType::Bool
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The default float type: what `jnp::arange(4.0)` and `i32 + 1.5` produce.
+pub const DEFAULT_FLOAT: DType = DType::F32;
+/// The default integer type: what `jnp::arange(4)` produces.
+pub const DEFAULT_INT: DType = DType::I32;
+
+/// A node of JAX's promotion lattice: a concrete dtype or one of the two weak categories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Node {
+    Concrete(DType),
+    WeakInt,
+    WeakFloat,
+}
+
+impl Node {
+    fn of(dtype: DType, weak: bool) -> Node {
+        match (weak, dtype) {
+            (true, d) if d.is_int() => Node::WeakInt,
+            (true, d) if d.is_float() => Node::WeakFloat,
+            (_, d) => Node::Concrete(d),
+        }
+    }
+
+    /// The lattice's edges (JAX's `_type_promotion_lattice`, without complex types).
+    fn parents(self) -> &'static [Node] {
+        use DType::*;
+        use Node::*;
+        match self {
+            Concrete(Bool) => &[WeakInt],
+            WeakInt => &[Concrete(U8), Concrete(I8)],
+            Concrete(U8) => &[Concrete(I16), Concrete(U16)],
+            Concrete(U16) => &[Concrete(I32), Concrete(U32)],
+            Concrete(U32) => &[Concrete(I64), Concrete(U64)],
+            Concrete(U64) => &[WeakFloat],
+            Concrete(I8) => &[Concrete(I16)],
+            Concrete(I16) => &[Concrete(I32)],
+            Concrete(I32) => &[Concrete(I64)],
+            Concrete(I64) => &[WeakFloat],
+            WeakFloat => &[Concrete(BF16), Concrete(F16)],
+            Concrete(BF16) | Concrete(F16) => &[Concrete(F32)],
+            Concrete(F32) => &[Concrete(F64)],
+            Concrete(F64) => &[],
+        }
+    }
+
+    /// This node and everything above it.
+    fn upper_set(self) -> Vec<Node> {
+        let mut seen = vec![self];
+        let mut i = 0;
+        while i < seen.len() {
+            for &p in seen[i].parents() {
+                if !seen.contains(&p) {
+                    seen.push(p);
+                }
+            }
+            i += 1;
+        }
+        seen
+    }
+}
+
+/// The dtype and weak flag of the result of combining operands of the given dtypes and weak
+/// flags, by JAX's rules (`jnp.result_type`).
+///
+/// ```
+/// use rjax_runtime::{promote, DType};
+/// // an f32 array plus a Rust integer stays f32
+/// assert_eq!(promote(&[(DType::F32, false), (DType::I32, true)]), (DType::F32, false));
+/// // an i32 array plus a Rust float becomes a weak f32
+/// assert_eq!(promote(&[(DType::I32, false), (DType::F64, true)]), (DType::F32, true));
+/// assert_eq!(promote(&[(DType::U32, false), (DType::I32, false)]), (DType::I64, false));
+/// ```
+pub fn promote(operands: &[(DType, bool)]) -> (DType, bool) {
+    assert!(!operands.is_empty(), "promote needs at least one operand");
+    let mut acc = Node::of(operands[0].0, operands[0].1);
+    for &(d, w) in &operands[1..] {
+        acc = join(acc, Node::of(d, w));
+    }
+    match acc {
+        Node::Concrete(d) => (d, false),
+        // An all-weak result takes the default type, as a Python scalar expression does.
+        Node::WeakInt => (DEFAULT_INT, true),
+        Node::WeakFloat => (DEFAULT_FLOAT, true),
+    }
+}
+
+fn join(a: Node, b: Node) -> Node {
+    let ua = a.upper_set();
+    let ub = b.upper_set();
+    let common: Vec<Node> = ua.into_iter().filter(|n| ub.contains(n)).collect();
+    // The least upper bound is the common node that every other common node lies above.
+    *common
+        .iter()
+        .find(|n| {
+            let up = n.upper_set();
+            common.iter().all(|c| up.contains(c))
+        })
+        .expect("the promotion lattice has a join for every pair")
+}
+
+/// A Rust type that can be an array element.
+pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + 'static {
+    /// The dtype of arrays of this element type.
+    const DTYPE: DType;
+    /// Converts with NumPy's `astype` semantics (floats truncate toward zero into integers,
+    /// integers wrap, `bool` is `x != 0`).
+    fn from_f64(v: f64) -> Self;
+    fn from_i64(v: i64) -> Self;
+    fn from_u64(v: u64) -> Self;
+    /// Converts to another element type with `astype` semantics.
+    fn cast<U: Element>(self) -> U;
+    fn to_f64(self) -> f64;
+    /// Moves a `Vec` of this type into the matching [`Buffer`] variant.
+    fn wrap(v: Vec<Self>) -> Buffer;
+    /// The typed slice inside `b`, if `b` holds this type.
+    fn slice(b: &Buffer) -> Option<&[Self]>;
+}
+
+/// The `wrap`/`slice` pair of [`Element`]: buffer variants are named like dtype variants.
+macro_rules! buffer_access {
+    ($variant:ident) => {
+        #[inline]
+        fn wrap(v: Vec<Self>) -> Buffer {
+            Buffer::$variant(v)
+        }
+        #[inline]
+        fn slice(b: &Buffer) -> Option<&[Self]> {
+            match b {
+                Buffer::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+    };
+}
+
+macro_rules! int_element {
+    ($($t:ty => $d:ident, $wide:ident);* $(;)?) => {$(
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self { v as $t }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self { v as $t }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self { v as $t }
+            #[inline(always)]
+            fn cast<U: Element>(self) -> U { U::$wide(self as _) }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+            buffer_access!($d);
+        }
+    )*};
+}
+
+int_element! {
+    i8 => I8, from_i64;
+    i16 => I16, from_i64;
+    i32 => I32, from_i64;
+    i64 => I64, from_i64;
+    u8 => U8, from_u64;
+    u16 => U16, from_u64;
+    u32 => U32, from_u64;
+    u64 => U64, from_u64;
+}
+
+macro_rules! float_element {
+    ($($t:ty => $d:ident, |$v:ident| $from:expr, |$s:ident| $to:expr);* $(;)?) => {$(
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            #[inline(always)]
+            fn from_f64($v: f64) -> Self { $from }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self { Self::from_f64(v as f64) }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self { Self::from_f64(v as f64) }
+            #[inline(always)]
+            fn cast<U: Element>(self) -> U { U::from_f64(self.to_f64()) }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { let $s = self; $to }
+            buffer_access!($d);
+        }
+    )*};
+}
+
+float_element! {
+    f32 => F32, |v| v as f32, |s| s as f64;
+    f64 => F64, |v| v, |s| s;
+    f16 => F16, |v| f16::from_f64(v), |s| s.to_f64();
+    bf16 => BF16, |v| bf16::from_f64(v), |s| s.to_f64();
+}
+
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v != 0
+    }
+    #[inline(always)]
+    fn cast<U: Element>(self) -> U {
+        U::from_u64(self as u64)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as u8 as f64
+    }
+    buffer_access!(Bool);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DType::*;
+
+    #[test]
+    fn lattice_matches_jax() {
+        let s = |d| (d, false);
+        assert_eq!(promote(&[s(I8), s(U8)]), (I16, false));
+        assert_eq!(promote(&[s(BF16), s(F16)]), (F32, false));
+        assert_eq!(promote(&[s(I32), s(BF16)]), (BF16, false));
+        assert_eq!(promote(&[s(F16), s(F32)]), (F32, false));
+        assert_eq!(promote(&[s(U32), s(I32)]), (I64, false));
+        assert_eq!(promote(&[s(U64), s(I64)]), (F32, true));
+        assert_eq!(promote(&[s(F16), (F64, true)]), (F16, false));
+        assert_eq!(promote(&[s(U8), (I32, true)]), (U8, false));
+        assert_eq!(promote(&[(F32, true), (I32, true)]), (F32, true));
+        assert_eq!(promote(&[(I32, true), s(Bool)]), (I32, true));
+        assert_eq!(promote(&[s(Bool), s(Bool)]), (Bool, false));
+    }
+
+    #[test]
+    fn casts_follow_astype() {
+        assert_eq!((-1.7f32).cast::<i32>(), -1);
+        assert_eq!(300i32.cast::<u8>(), 44);
+        assert_eq!(2.5f64.cast::<bool>(), true);
+        assert_eq!(true.cast::<f32>(), 1.0);
+        assert_eq!(u64::MAX.cast::<f64>(), 18446744073709551615.0);
+        assert_eq!(f32::NAN.cast::<i32>(), 0);
+    }
+}

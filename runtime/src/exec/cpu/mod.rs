@@ -1,0 +1,4 @@
+//! CPU kernels over contiguous row-major buffers, parallelized with rayon.
+
+pub mod elementwise;
+pub mod special;

@@ -1,0 +1,3 @@
+//! Execution: CPU kernels (and later compiled plans and other backends).
+
+pub mod cpu;

@@ -1,0 +1,156 @@
+//! Creating arrays: from Rust data, filled, ranges, identity.
+
+use crate::dtype::{Element, DEFAULT_FLOAT, DEFAULT_INT};
+use crate::{with_dtype, Array, DType};
+
+/// A 1-D array from a slice or `Vec`, with the element type's dtype.
+///
+/// ```
+/// use rjax_runtime::{jnp, DType};
+/// let x = jnp::array(&[1.0f32, 2.0]);
+/// assert_eq!((x.shape(), x.dtype()), (&[2][..], DType::F32));
+/// ```
+pub fn array<T: Element>(data: impl AsRef<[T]>) -> Array {
+    let data = data.as_ref().to_vec();
+    Array::from_shape_vec([data.len()], data)
+}
+
+/// An array of `shape` filled with `value` converted to `dtype`.
+pub fn full_dtype(shape: impl AsRef<[usize]>, value: f64, dtype: DType) -> Array {
+    let shape = shape.as_ref();
+    let n = shape.iter().product();
+    with_dtype!(dtype, |T| Array::from_shape_vec(
+        shape,
+        vec![T::from_f64(value); n]
+    ))
+}
+
+/// An array of `shape` filled with `value`, with `value`'s dtype.
+pub fn full<T: Element>(shape: impl AsRef<[usize]>, value: T) -> Array {
+    let shape = shape.as_ref();
+    Array::from_shape_vec(shape, vec![value; shape.iter().product()])
+}
+
+/// An `f32` array of zeros.
+pub fn zeros(shape: impl AsRef<[usize]>) -> Array {
+    full_dtype(shape, 0.0, DEFAULT_FLOAT)
+}
+
+/// An `f32` array of ones.
+pub fn ones(shape: impl AsRef<[usize]>) -> Array {
+    full_dtype(shape, 1.0, DEFAULT_FLOAT)
+}
+
+/// Zeros of `dtype`.
+pub fn zeros_dtype(shape: impl AsRef<[usize]>, dtype: DType) -> Array {
+    full_dtype(shape, 0.0, dtype)
+}
+
+/// Ones of `dtype`.
+pub fn ones_dtype(shape: impl AsRef<[usize]>, dtype: DType) -> Array {
+    full_dtype(shape, 1.0, dtype)
+}
+
+/// Zeros with `x`'s shape and dtype.
+pub fn zeros_like(x: &Array) -> Array {
+    full_dtype(x.shape(), 0.0, x.dtype())
+}
+
+/// Ones with `x`'s shape and dtype.
+pub fn ones_like(x: &Array) -> Array {
+    full_dtype(x.shape(), 1.0, x.dtype())
+}
+
+/// `value` (converted) with `x`'s shape and dtype.
+pub fn full_like(x: &Array, value: f64) -> Array {
+    full_dtype(x.shape(), value, x.dtype())
+}
+
+/// A number that can bound a range: integers give `i32` ranges, floats `f32` ones.
+pub trait RangeBound: Copy {
+    const DTYPE: DType;
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! range_bound {
+    ($($t:ty => $d:expr),*) => {$(
+        impl RangeBound for $t {
+            const DTYPE: DType = $d;
+            fn to_f64(self) -> f64 { self as f64 }
+        }
+    )*};
+}
+range_bound!(i32 => DEFAULT_INT, i64 => DEFAULT_INT, usize => DEFAULT_INT, f32 => DEFAULT_FLOAT, f64 => DEFAULT_FLOAT);
+
+/// `[0, 1, ..., stop)`: `jnp::arange(4)` is `i32`, `jnp::arange(4.0)` is `f32`.
+pub fn arange<T: RangeBound>(stop: T) -> Array {
+    arange_step(0.0, stop.to_f64(), 1.0, T::DTYPE)
+}
+
+/// `[start, start + step, ...)` up to but excluding `stop`, in `dtype`.
+#[track_caller]
+pub fn arange_step(start: f64, stop: f64, step: f64, dtype: DType) -> Array {
+    if step == 0.0 || !step.is_finite() {
+        panic!("arange: step must be finite and nonzero, got {step}");
+    }
+    let n = ((stop - start) / step).ceil().max(0.0) as usize;
+    with_dtype!(dtype, |T| {
+        let data: Vec<T> = (0..n)
+            .map(|i| T::from_f64(start + i as f64 * step))
+            .collect();
+        Array::from_shape_vec([n], data)
+    })
+}
+
+/// `num` evenly spaced `f32` values from `start` to `stop` inclusive.
+#[track_caller]
+pub fn linspace(start: f64, stop: f64, num: usize) -> Array {
+    linspace_dtype(start, stop, num, DEFAULT_FLOAT)
+}
+
+/// [`linspace`] in a chosen dtype. Values are computed in f64 and rounded once.
+#[track_caller]
+pub fn linspace_dtype(start: f64, stop: f64, num: usize, dtype: DType) -> Array {
+    let step = if num > 1 {
+        (stop - start) / (num - 1) as f64
+    } else {
+        0.0
+    };
+    with_dtype!(dtype, |T| {
+        let data: Vec<T> = (0..num)
+            .map(|i| {
+                if i + 1 == num && num > 1 {
+                    stop
+                } else {
+                    start + i as f64 * step
+                }
+            })
+            .map(T::from_f64)
+            .collect();
+        Array::from_shape_vec([num], data)
+    })
+}
+
+/// The `n x n` identity matrix in `f32`.
+pub fn eye(n: usize) -> Array {
+    eye_dtype(n, n, 0, DEFAULT_FLOAT)
+}
+
+/// An `n x m` matrix with ones on diagonal `k` (above the main one for `k > 0`).
+pub fn eye_dtype(n: usize, m: usize, k: isize, dtype: DType) -> Array {
+    with_dtype!(dtype, |T| {
+        let mut data = vec![T::from_f64(0.0); n * m];
+        for i in 0..n {
+            let j = i as isize + k;
+            if j >= 0 && (j as usize) < m {
+                data[i * m + j as usize] = T::from_f64(1.0);
+            }
+        }
+        Array::from_shape_vec([n, m], data)
+    })
+}
+
+/// A weakly typed 0-d array, as `jnp.asarray(1.0)` makes from a Python scalar.
+pub fn asarray<T: Element>(value: T) -> Array {
+    Array::weak_scalar(value)
+}

@@ -1,0 +1,264 @@
+//! Elementwise functions: math, arithmetic with promotion, comparisons, logic, `where`.
+
+use super::{convert, promote_all, promote_inexact, ArrayLike};
+use crate::dtype::DEFAULT_FLOAT;
+use crate::primitives::{bind1, BinaryOp, Select, UnaryOp};
+use crate::{Array, DType};
+
+#[track_caller]
+fn unary(op: UnaryOp, x: &Array) -> Array {
+    let x = if op.needs_float() && !x.dtype().is_float() {
+        convert(x, DEFAULT_FLOAT, x.is_weak())
+    } else {
+        x.clone()
+    };
+    bind1(&op, &[&x])
+}
+
+#[track_caller]
+fn binary(op: BinaryOp, a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    let operands = [a.into_array(), b.into_array()];
+    let promoted = if op.needs_float() {
+        promote_inexact(&operands)
+    } else {
+        promote_all(&operands)
+    };
+    bind1(&op, &[&promoted[0], &promoted[1]])
+}
+
+macro_rules! unary_fns {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name(x: &Array) -> Array { unary(UnaryOp::$op, x) }
+    )*};
+}
+
+unary_fns! {
+    /// `-x`.
+    negative => Neg;
+    /// `|x|`.
+    abs => Abs;
+    /// -1, 0 or 1 by the sign of `x` (NaN stays NaN).
+    sign => Sign;
+    /// `x * x`.
+    square => Square;
+    /// `e^x`.
+    exp => Exp;
+    /// `2^x`.
+    exp2 => Exp2;
+    /// Natural logarithm.
+    log => Log;
+    /// `ln(1 + x)`, accurate near 0.
+    log1p => Log1p;
+    /// `e^x - 1`, accurate near 0.
+    expm1 => Expm1;
+    sqrt => Sqrt;
+    /// `1 / sqrt(x)`.
+    rsqrt => Rsqrt;
+    cbrt => Cbrt;
+    /// `1 / x`.
+    reciprocal => Reciprocal;
+    sin => Sin;
+    cos => Cos;
+    tan => Tan;
+    asin => Asin;
+    acos => Acos;
+    atan => Atan;
+    sinh => Sinh;
+    cosh => Cosh;
+    tanh => Tanh;
+    asinh => Asinh;
+    acosh => Acosh;
+    atanh => Atanh;
+    /// `1 / (1 + e^-x)`, stable for large `|x|`.
+    sigmoid => Logistic;
+    /// The error function.
+    erf => Erf;
+    /// The inverse error function.
+    erfinv => ErfInv;
+    floor => Floor;
+    ceil => Ceil;
+    /// Rounds to the nearest integer, halves to even (`jnp.round`).
+    round => Round;
+    /// Elementwise `x.is_nan()`.
+    isnan => IsNan;
+    /// Elementwise `x.is_finite()`.
+    isfinite => IsFinite;
+}
+
+/// Logical not for `bool`, bitwise not for integers.
+#[track_caller]
+pub fn logical_not(x: &Array) -> Array {
+    unary(UnaryOp::Not, x)
+}
+
+/// `x ** n` for an integer `n` (`lax.integer_pow`): exact for integer arrays, and defined for
+/// negative float bases.
+#[track_caller]
+pub fn powi(x: &Array, n: i32) -> Array {
+    unary(UnaryOp::IntegerPow(n), x)
+}
+
+/// `log(1 + e^x)`, computed without overflow (`jax.nn.softplus`).
+#[track_caller]
+pub fn softplus(x: &Array) -> Array {
+    logaddexp(x, 0.0)
+}
+
+/// `log(e^a + e^b)`, computed without overflow.
+#[track_caller]
+pub fn logaddexp(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    let ops = promote_inexact(&[a.into_array(), b.into_array()]);
+    let (a, b) = (&ops[0], &ops[1]);
+    let hi = maximum(a, b);
+    let delta = subtract(a, b);
+    let tail = log1p(&exp(&negative(&abs(&delta))));
+    // Where the inputs are equal infinities the difference is NaN; the max is the answer then.
+    where_(&isnan(&delta), &add(a, b), &add(&hi, &tail))
+}
+
+macro_rules! binary_fns {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name(a: impl ArrayLike, b: impl ArrayLike) -> Array { binary(BinaryOp::$op, a, b) }
+    )*};
+}
+
+binary_fns! {
+    /// `a + b`, broadcasting, with JAX's type promotion.
+    add => Add;
+    /// `a - b`.
+    subtract => Sub;
+    /// `a * b`.
+    multiply => Mul;
+    /// Elementwise maximum; NaN propagates.
+    maximum => Max;
+    /// Elementwise minimum; NaN propagates.
+    minimum => Min;
+    /// `atan(a / b)` in the right quadrant.
+    atan2 => Atan2;
+    /// The next float after `a` towards `b`.
+    nextafter => NextAfter;
+    /// `a == b`.
+    equal => Eq;
+    /// `a != b`.
+    not_equal => Ne;
+    /// `a < b`.
+    less => Lt;
+    /// `a <= b`.
+    less_equal => Le;
+    /// `a > b`.
+    greater => Gt;
+    /// `a >= b`.
+    greater_equal => Ge;
+    /// Logical and for bools, bitwise and for integers.
+    logical_and => And;
+    /// Logical or for bools, bitwise or for integers.
+    logical_or => Or;
+    /// Logical xor for bools, bitwise xor for integers.
+    logical_xor => Xor;
+}
+
+/// True division: integers are promoted to the default float first (`i32 / i32` is `f32`).
+#[track_caller]
+pub fn divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    let ops = promote_inexact(&[a.into_array(), b.into_array()]);
+    bind1(&BinaryOp::Div, &[&ops[0], &ops[1]])
+}
+
+/// `a ** b` with array exponents; integer operands stay integers.
+#[track_caller]
+pub fn pow(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    binary(BinaryOp::Pow, a, b)
+}
+
+/// Division rounded toward negative infinity, like Python's `//`.
+#[track_caller]
+pub fn floor_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    let ops = promote_all(&[a.into_array(), b.into_array()]);
+    let (a, b) = (&ops[0], &ops[1]);
+    if a.dtype().is_unsigned_int() {
+        return bind1(&BinaryOp::Div, &[a, b]);
+    }
+    if a.dtype().is_int() {
+        let q = bind1(&BinaryOp::Div, &[a, b]);
+        let r = bind1(&BinaryOp::Rem, &[a, b]);
+        let signs_differ = not_equal(&sign(a), &sign(b));
+        let adjust = logical_and(&signs_differ, &not_equal(&r, 0));
+        return where_(&adjust, &subtract(&q, 1), &q);
+    }
+    float_divmod(a, b).0
+}
+
+/// Remainder with the sign of the divisor, like Python's `%` (`jnp.remainder`).
+#[track_caller]
+pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    let ops = promote_all(&[a.into_array(), b.into_array()]);
+    let (a, b) = (&ops[0], &ops[1]);
+    if a.dtype().is_float() {
+        return float_divmod(a, b).1;
+    }
+    let r = bind1(&BinaryOp::Rem, &[a, b]);
+    if a.dtype().is_unsigned_int() {
+        return r;
+    }
+    let adjust = logical_and(&not_equal(&r, 0), &not_equal(&sign(&r), &sign(b)));
+    where_(&adjust, &add(&r, b), &r)
+}
+
+/// Truncating division and C remainder are the primitives; Python's floor semantics are built
+/// from them as JAX builds them.
+#[track_caller]
+fn float_divmod(a: &Array, b: &Array) -> (Array, Array) {
+    let m = bind1(&BinaryOp::Rem, &[a, b]);
+    let d = bind1(&BinaryOp::Div, &[&subtract(a, &m), b]);
+    let fix = logical_and(&not_equal(&m, 0.0), &not_equal(&sign(b), &sign(&m)));
+    let m = where_(&fix, &add(&m, b), &m);
+    let d = where_(&fix, &subtract(&d, 1.0), &d);
+    (round(&d), m)
+}
+
+/// C-style truncating division (`lax.div`).
+#[track_caller]
+pub fn trunc_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    binary(BinaryOp::Div, a, b)
+}
+
+/// C-style remainder with the sign of the dividend (`lax.rem`, `jnp.fmod`).
+#[track_caller]
+pub fn fmod(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    binary(BinaryOp::Rem, a, b)
+}
+
+/// Elementwise choice: `on_true` where `condition` holds, else `on_false` (`jnp.where`).
+#[track_caller]
+pub fn where_(
+    condition: impl ArrayLike,
+    on_true: impl ArrayLike,
+    on_false: impl ArrayLike,
+) -> Array {
+    let c = condition.into_array();
+    let c = if c.dtype() == DType::Bool {
+        c
+    } else {
+        not_equal(&c, 0)
+    };
+    let branches = promote_all(&[on_true.into_array(), on_false.into_array()]);
+    bind1(&Select, &[&c, &branches[0], &branches[1]])
+}
+
+/// Limits values to `[lo, hi]` (`jnp.clip`), as `minimum(maximum(x, lo), hi)`; use
+/// [`maximum`] or [`minimum`] alone for a one-sided bound.
+#[track_caller]
+pub fn clip(x: &Array, lo: impl ArrayLike, hi: impl ArrayLike) -> Array {
+    minimum(&maximum(x, lo), hi)
+}
+
+/// Converts to `dtype` (`x.astype(dtype)`): floats truncate toward zero into integers,
+/// integers wrap, nonzero is `true`.
+#[track_caller]
+pub fn astype(x: &Array, dtype: DType) -> Array {
+    convert(x, dtype, false)
+}

@@ -1,0 +1,80 @@
+//! NumPy-style functions on arrays, like `jax.numpy`.
+//!
+//! Functions take arrays by reference (`jnp::tanh(&x)`); binary functions take anything
+//! [`ArrayLike`] on either side, so Rust scalars mix in as weakly typed values
+//! (`jnp::add(&x, 1.0)`). Axes are passed as anything that converts into [`Axes`]
+//! (`1`, `-1`, `[0, 2]`), and reductions come in two forms: over all axes (`jnp::sum(&x)`) and
+//! over chosen axes with a `keepdims` flag (`jnp::sum_axes(&x, 1, false)`).
+
+mod creation;
+mod elementwise;
+
+pub use creation::*;
+pub use elementwise::*;
+
+pub use crate::shape::Axes;
+use crate::{Array, DType};
+
+/// A value usable as an array operand: an [`Array`], a reference to one, or a Rust scalar
+/// (which becomes a weakly typed 0-d array, as a Python scalar does in JAX).
+pub trait ArrayLike {
+    fn into_array(self) -> Array;
+}
+
+impl ArrayLike for Array {
+    fn into_array(self) -> Array {
+        self
+    }
+}
+
+impl ArrayLike for &Array {
+    fn into_array(self) -> Array {
+        self.clone()
+    }
+}
+
+macro_rules! weak_scalar_like {
+    ($($t:ty),*) => {$(
+        impl ArrayLike for $t {
+            fn into_array(self) -> Array { Array::weak_scalar(self) }
+        }
+    )*};
+}
+weak_scalar_like!(f32, f64, i32, i64);
+
+impl ArrayLike for bool {
+    fn into_array(self) -> Array {
+        Array::from(self)
+    }
+}
+
+/// Converts every operand to their common dtype (JAX's `promote_dtypes`).
+#[track_caller]
+pub(crate) fn promote_all(arrays: &[Array]) -> Vec<Array> {
+    let kinds: Vec<(DType, bool)> = arrays.iter().map(|a| (a.dtype(), a.is_weak())).collect();
+    let (dtype, weak) = crate::dtype::promote(&kinds);
+    arrays.iter().map(|a| convert(a, dtype, weak)).collect()
+}
+
+/// Like [`promote_all`], then integers and bools become the default float type
+/// (JAX's `promote_args_inexact`).
+#[track_caller]
+pub(crate) fn promote_inexact(arrays: &[Array]) -> Vec<Array> {
+    let promoted = promote_all(arrays);
+    if promoted[0].dtype().is_float() {
+        return promoted;
+    }
+    promoted
+        .iter()
+        .map(|a| convert(a, crate::dtype::DEFAULT_FLOAT, a.is_weak()))
+        .collect()
+}
+
+/// `convert_element_type`, skipped when nothing changes.
+#[track_caller]
+pub(crate) fn convert(x: &Array, dtype: DType, weak: bool) -> Array {
+    if x.dtype() == dtype && x.is_weak() == weak {
+        return x.clone();
+    }
+    crate::primitives::bind1(&crate::primitives::Convert { dtype, weak }, &[x])
+}

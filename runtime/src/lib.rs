@@ -1,0 +1,25 @@
+//! The rjax runtime: arrays, primitives and their CPU kernels.
+//!
+//! Users normally depend on the `rjax` facade crate and write `use rjax::prelude::*;`.
+
+pub mod array;
+pub mod device;
+pub mod dtype;
+pub mod error;
+pub mod exec;
+pub mod jnp;
+pub mod primitives;
+pub mod shape;
+
+pub use array::Array;
+pub use device::Device;
+pub use dtype::{promote, DType, Element};
+pub use error::Error;
+pub use shape::Axes;
+
+/// What `use rjax::prelude::*;` brings into scope.
+pub mod prelude {
+    pub use crate::jnp;
+    pub use crate::shape::Axes;
+    pub use crate::{Array, DType, Error};
+}

@@ -1,0 +1,409 @@
+//! Elementwise primitives of two operands: arithmetic, comparisons and logic.
+//!
+//! Operands must share a dtype (`jnp` promotes first) and broadcast together by NumPy's rules;
+//! the kernels read broadcast operands in place instead of materializing them.
+
+use half::{bf16, f16};
+
+use super::{describe, expect_arity, Aval, Primitive};
+use crate::array::{Array, Buffer};
+use crate::dtype::{DType, Element};
+use crate::exec::cpu::elementwise::zip;
+use crate::shape::broadcast_shapes;
+
+/// An elementwise function of two operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division for floats; truncating (C) division for integers, like `lax.div`.
+    Div,
+    /// Remainder with the sign of the dividend (C's `fmod`), like `lax.rem`.
+    Rem,
+    Pow,
+    Max,
+    Min,
+    Atan2,
+    NextAfter,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Xor,
+}
+
+enum Kind {
+    /// Numbers in (not bool), same type out.
+    Arithmetic,
+    /// Floats in, same float out.
+    Float,
+    /// Any type in, bool out.
+    Comparison,
+    /// Bool or integers in, same type out.
+    Logical,
+    /// Any type in, same type out (`max`, `min`).
+    Order,
+}
+
+impl BinaryOp {
+    fn kind(self) -> Kind {
+        use BinaryOp::*;
+        match self {
+            Add | Sub | Mul | Div | Rem | Pow => Kind::Arithmetic,
+            Atan2 | NextAfter => Kind::Float,
+            Eq | Ne | Lt | Le | Gt | Ge => Kind::Comparison,
+            And | Or | Xor => Kind::Logical,
+            Max | Min => Kind::Order,
+        }
+    }
+
+    pub fn op_name(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "add",
+            Sub => "sub",
+            Mul => "mul",
+            Div => "div",
+            Rem => "rem",
+            Pow => "pow",
+            Max => "max",
+            Min => "min",
+            Atan2 => "atan2",
+            NextAfter => "nextafter",
+            Eq => "eq",
+            Ne => "ne",
+            Lt => "lt",
+            Le => "le",
+            Gt => "gt",
+            Ge => "ge",
+            And => "and",
+            Or => "or",
+            Xor => "xor",
+        }
+    }
+
+    /// Whether the op takes only floating-point operands (so `jnp` promotes integers first).
+    pub fn needs_float(self) -> bool {
+        matches!(self.kind(), Kind::Float)
+    }
+
+    /// Whether the result is `bool` whatever the operands are.
+    pub fn is_comparison(self) -> bool {
+        matches!(self.kind(), Kind::Comparison)
+    }
+}
+
+impl Primitive for BinaryOp {
+    fn name(&self) -> String {
+        self.op_name().to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 2)?;
+        let (a, b) = (&inputs[0], &inputs[1]);
+        if a.dtype != b.dtype {
+            return Err(format!(
+                "operands must have the same dtype, got {}",
+                describe(inputs)
+            ));
+        }
+        let d = a.dtype;
+        let ok = match self.kind() {
+            Kind::Arithmetic => !d.is_bool(),
+            Kind::Float => d.is_float(),
+            Kind::Logical => d.is_bool() || d.is_int(),
+            Kind::Comparison | Kind::Order => true,
+        };
+        if !ok {
+            let wants = match self.kind() {
+                Kind::Arithmetic => "numeric operands (arithmetic on bool is not defined; convert with .astype first)",
+                Kind::Float => "floating-point operands",
+                _ => "bool or integer operands",
+            };
+            return Err(format!("expected {wants}, got {}", describe(inputs)));
+        }
+        let shape = broadcast_shapes(&a.shape, &b.shape)
+            .ok_or_else(|| format!("shapes do not broadcast together: {}", describe(inputs)))?;
+        let dtype = if self.is_comparison() { DType::Bool } else { d };
+        let weak = !self.is_comparison() && a.weak && b.weak;
+        Ok(vec![Aval { shape, dtype, weak }])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let (a, b) = (inputs[0], inputs[1]);
+        let out = &outputs[0];
+        let buffer = crate::with_buffer!(a.buffer(), |av: T| {
+            let bv = b
+                .as_slice::<T>()
+                .expect("the shape rule checked the dtypes agree");
+            eval_typed(*self, (av, a.shape()), (bv, b.shape()), &out.shape)
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+type Operand<'a, T> = (&'a [T], &'a [usize]);
+
+fn eval_typed<T: Scalar>(op: BinaryOp, a: Operand<T>, b: Operand<T>, shape: &[usize]) -> Buffer {
+    use BinaryOp::*;
+    let same = |f: fn(T, T) -> T| T::wrap(zip(a, b, shape, f));
+    let test = |f: fn(T, T) -> bool| Buffer::Bool(zip(a, b, shape, f));
+    match op {
+        Add => same(T::add),
+        Sub => same(T::sub),
+        Mul => same(T::mul),
+        Div => same(T::div),
+        Rem => same(T::rem),
+        Pow => same(T::pow),
+        Max => same(T::max),
+        Min => same(T::min),
+        Atan2 => same(T::atan2),
+        NextAfter => same(T::next_after),
+        And => same(T::and),
+        Or => same(T::or),
+        Xor => same(T::xor),
+        Eq => test(|x, y| x == y),
+        Ne => test(|x, y| x != y),
+        Lt => test(T::lt),
+        Le => test(T::le),
+        Gt => test(|x, y| T::lt(y, x)),
+        Ge => test(|x, y| T::le(y, x)),
+    }
+}
+
+/// Per-type scalar semantics of the binary primitives. Methods a type's shape rule excludes
+/// (arithmetic on bool, `atan2` on integers) are never called for it.
+pub(crate) trait Scalar: Element {
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Self;
+    fn rem(self, o: Self) -> Self;
+    fn pow(self, o: Self) -> Self;
+    fn max(self, o: Self) -> Self;
+    fn min(self, o: Self) -> Self;
+    fn atan2(self, o: Self) -> Self;
+    fn next_after(self, o: Self) -> Self;
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn xor(self, o: Self) -> Self;
+    fn lt(self, o: Self) -> bool;
+    fn le(self, o: Self) -> bool;
+}
+
+macro_rules! float_scalar {
+    ($($t:ident),*) => {$(
+        impl Scalar for $t {
+            #[inline(always)] fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn div(self, o: Self) -> Self { self / o }
+            #[inline(always)] fn rem(self, o: Self) -> Self { self % o }
+            #[inline(always)] fn pow(self, o: Self) -> Self { self.powf(o) }
+            // NaN propagates through max/min, as in XLA.
+            #[inline(always)] fn max(self, o: Self) -> Self { if self.is_nan() || self > o { self } else if o.is_nan() || o > self { o } else { self } }
+            #[inline(always)] fn min(self, o: Self) -> Self { if self.is_nan() || self < o { self } else if o.is_nan() || o < self { o } else { self } }
+            #[inline(always)] fn atan2(self, o: Self) -> Self { $t::atan2(self, o) }
+            #[inline(always)] fn next_after(self, o: Self) -> Self { next_after(self as f64, o as f64, self.to_bits() as u64, <$t as FloatBits>::BITS) as $t }
+            #[inline(always)] fn and(self, _: Self) -> Self { unreachable!() }
+            #[inline(always)] fn or(self, _: Self) -> Self { unreachable!() }
+            #[inline(always)] fn xor(self, _: Self) -> Self { unreachable!() }
+            #[inline(always)] fn lt(self, o: Self) -> bool { self < o }
+            #[inline(always)] fn le(self, o: Self) -> bool { self <= o }
+        }
+    )*};
+}
+
+/// Bit widths of the float types, for `next_after`.
+trait FloatBits {
+    const BITS: u32;
+}
+impl FloatBits for f32 {
+    const BITS: u32 = 32;
+}
+impl FloatBits for f64 {
+    const BITS: u32 = 64;
+}
+
+/// The next representable value after `x` towards `y`, in a float type of `bits` width whose
+/// bit pattern for `x` is `x_bits`. Computed on bit patterns so it is exact for f32 and f64.
+fn next_after(x: f64, y: f64, x_bits: u64, bits: u32) -> f64 {
+    let from_bits = |b: u64| {
+        if bits == 32 {
+            f32::from_bits(b as u32) as f64
+        } else {
+            f64::from_bits(b)
+        }
+    };
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        let tiny = from_bits(1);
+        return if y > 0.0 { tiny } else { -tiny };
+    }
+    let away_from_zero = (y > x) == (x > 0.0);
+    from_bits(if away_from_zero {
+        x_bits + 1
+    } else {
+        x_bits - 1
+    })
+}
+
+float_scalar!(f32, f64);
+
+/// Half-precision arithmetic rounds each result from f32, as XLA does on CPU.
+macro_rules! half_scalar {
+    ($($t:ident),*) => {$(
+        impl Scalar for $t {
+            #[inline(always)] fn add(self, o: Self) -> Self { Self::from_f32(self.to_f32() + o.to_f32()) }
+            #[inline(always)] fn sub(self, o: Self) -> Self { Self::from_f32(self.to_f32() - o.to_f32()) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { Self::from_f32(self.to_f32() * o.to_f32()) }
+            #[inline(always)] fn div(self, o: Self) -> Self { Self::from_f32(self.to_f32() / o.to_f32()) }
+            #[inline(always)] fn rem(self, o: Self) -> Self { Self::from_f32(self.to_f32() % o.to_f32()) }
+            #[inline(always)] fn pow(self, o: Self) -> Self { Self::from_f32(self.to_f32().powf(o.to_f32())) }
+            #[inline(always)] fn max(self, o: Self) -> Self { Self::from_f32(Scalar::max(self.to_f32(), o.to_f32())) }
+            #[inline(always)] fn min(self, o: Self) -> Self { Self::from_f32(Scalar::min(self.to_f32(), o.to_f32())) }
+            #[inline(always)] fn atan2(self, o: Self) -> Self { Self::from_f32(self.to_f32().atan2(o.to_f32())) }
+            #[inline(always)] fn next_after(self, o: Self) -> Self {
+                Self::from_f64(next_after_half(self.to_f64(), o.to_f64(), self.to_bits(), Self::from_bits))
+            }
+            #[inline(always)] fn and(self, _: Self) -> Self { unreachable!() }
+            #[inline(always)] fn or(self, _: Self) -> Self { unreachable!() }
+            #[inline(always)] fn xor(self, _: Self) -> Self { unreachable!() }
+            #[inline(always)] fn lt(self, o: Self) -> bool { self < o }
+            #[inline(always)] fn le(self, o: Self) -> bool { self <= o }
+        }
+    )*};
+}
+
+fn next_after_half<H: Element>(x: f64, y: f64, x_bits: u16, from_bits: fn(u16) -> H) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        let tiny = from_bits(1).to_f64();
+        return if y > 0.0 { tiny } else { -tiny };
+    }
+    let away_from_zero = (y > x) == (x > 0.0);
+    from_bits(if away_from_zero {
+        x_bits + 1
+    } else {
+        x_bits - 1
+    })
+    .to_f64()
+}
+
+half_scalar!(f16, bf16);
+
+macro_rules! int_scalar {
+    ($($t:ident),*) => {$(
+        impl Scalar for $t {
+            #[inline(always)] fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self.wrapping_sub(o) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            // XLA's integer semantics: x / 0 is all ones (-1 when signed), MIN / -1 wraps.
+            #[inline(always)] fn div(self, o: Self) -> Self { if o == 0 { !0 } else { self.wrapping_div(o) } }
+            // x % 0 is x, as in XLA.
+            #[inline(always)] fn rem(self, o: Self) -> Self { if o == 0 { self } else { self.wrapping_rem(o) } }
+            #[inline(always)] fn pow(self, o: Self) -> Self { int_pow(self as i128, o as i128) as $t }
+            #[inline(always)] fn max(self, o: Self) -> Self { Ord::max(self, o) }
+            #[inline(always)] fn min(self, o: Self) -> Self { Ord::min(self, o) }
+            #[inline(always)] fn atan2(self, _: Self) -> Self { unreachable!() }
+            #[inline(always)] fn next_after(self, _: Self) -> Self { unreachable!() }
+            #[inline(always)] fn and(self, o: Self) -> Self { self & o }
+            #[inline(always)] fn or(self, o: Self) -> Self { self | o }
+            #[inline(always)] fn xor(self, o: Self) -> Self { self ^ o }
+            #[inline(always)] fn lt(self, o: Self) -> bool { self < o }
+            #[inline(always)] fn le(self, o: Self) -> bool { self <= o }
+        }
+    )*};
+}
+
+int_scalar!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Integer power by squaring, wrapping like the narrower type will when truncated. A negative
+/// exponent gives 0 except for bases 1 and -1, as XLA computes it.
+fn int_pow(base: i128, exp: i128) -> i128 {
+    if exp < 0 {
+        return match base {
+            1 => 1,
+            -1 => {
+                if exp % 2 == 0 {
+                    1
+                } else {
+                    -1
+                }
+            }
+            _ => 0,
+        };
+    }
+    let (mut acc, mut b, mut e) = (1i128, base, exp);
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = acc.wrapping_mul(b);
+        }
+        b = b.wrapping_mul(b);
+        e >>= 1;
+    }
+    acc
+}
+
+impl Scalar for bool {
+    fn add(self, o: Self) -> Self {
+        self | o
+    }
+    fn sub(self, o: Self) -> Self {
+        self ^ o
+    }
+    fn mul(self, o: Self) -> Self {
+        self & o
+    }
+    fn div(self, o: Self) -> Self {
+        self & o
+    }
+    fn rem(self, _: Self) -> Self {
+        false
+    }
+    fn pow(self, o: Self) -> Self {
+        self | !o
+    }
+    fn max(self, o: Self) -> Self {
+        self | o
+    }
+    fn min(self, o: Self) -> Self {
+        self & o
+    }
+    fn atan2(self, _: Self) -> Self {
+        unreachable!()
+    }
+    fn next_after(self, _: Self) -> Self {
+        unreachable!()
+    }
+    fn and(self, o: Self) -> Self {
+        self & o
+    }
+    fn or(self, o: Self) -> Self {
+        self | o
+    }
+    fn xor(self, o: Self) -> Self {
+        self ^ o
+    }
+    fn lt(self, o: Self) -> bool {
+        !self & o
+    }
+    fn le(self, o: Self) -> bool {
+        !self | o
+    }
+}

@@ -1,0 +1,56 @@
+//! `select`: picks elementwise between two arrays by a boolean predicate (`jnp.where`).
+
+use super::{describe, expect_arity, Aval, Primitive};
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::exec::cpu::elementwise::zip3;
+use crate::shape::broadcast_shapes;
+
+/// `select(pred, on_true, on_false)`; the three operands broadcast together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Select;
+
+impl Primitive for Select {
+    fn name(&self) -> String {
+        "select".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 3)?;
+        let (p, t, f) = (&inputs[0], &inputs[1], &inputs[2]);
+        if p.dtype != DType::Bool {
+            return Err(format!("the predicate must be bool, got {p}"));
+        }
+        if t.dtype != f.dtype {
+            return Err(format!(
+                "both branches must have the same dtype, got {}",
+                describe(&inputs[1..])
+            ));
+        }
+        let shape = broadcast_shapes(&p.shape, &t.shape)
+            .and_then(|s| broadcast_shapes(&s, &f.shape))
+            .ok_or_else(|| format!("shapes do not broadcast together: {}", describe(inputs)))?;
+        Ok(vec![Aval {
+            shape,
+            dtype: t.dtype,
+            weak: t.weak && f.weak,
+        }])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let (p, t, f) = (inputs[0], inputs[1], inputs[2]);
+        let out = &outputs[0];
+        let pv = p.as_slice::<bool>().expect("checked by the shape rule");
+        let buffer = crate::with_buffer!(t.buffer(), |tv: T| {
+            let fv = f.as_slice::<T>().expect("checked by the shape rule");
+            <T as crate::dtype::Element>::wrap(zip3(
+                (pv, p.shape()),
+                (tv, t.shape()),
+                (fv, f.shape()),
+                &out.shape,
+                |c, x, y| if c { x } else { y },
+            ))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}

@@ -1,0 +1,498 @@
+//! Elementwise primitives of one operand: `neg`, `exp`, `tanh`, `is_finite`, ...
+
+use half::{bf16, f16};
+
+use super::{expect_arity, Aval, Primitive};
+use crate::array::{Array, Buffer};
+use crate::dtype::{DType, Element};
+use crate::exec::cpu::elementwise::map;
+use crate::exec::cpu::special::{erf_inv_f32, erf_inv_f64};
+
+/// An elementwise function of one operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Sign,
+    Square,
+    Not,
+    Exp,
+    Exp2,
+    Log,
+    Log1p,
+    Expm1,
+    Sqrt,
+    Rsqrt,
+    Cbrt,
+    Reciprocal,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Logistic,
+    Erf,
+    ErfInv,
+    Floor,
+    Ceil,
+    /// Rounds half to even, as `jnp.round` does.
+    Round,
+    IsNan,
+    IsFinite,
+    /// `x ** n` for a fixed integer `n`, by repeated multiplication (`lax.integer_pow`).
+    IntegerPow(i32),
+}
+
+/// Which dtypes an op accepts and what it returns.
+enum Kind {
+    /// Floats in, same float out.
+    Float,
+    /// Any number (not bool) in, same type out.
+    Numeric,
+    /// Bool or integer in, same type out (logical / bitwise not).
+    Logical,
+    /// Float in, bool out.
+    Predicate,
+}
+
+impl UnaryOp {
+    fn kind(self) -> Kind {
+        use UnaryOp::*;
+        match self {
+            Neg | Abs | Sign | Square | IntegerPow(_) => Kind::Numeric,
+            Not => Kind::Logical,
+            IsNan | IsFinite => Kind::Predicate,
+            _ => Kind::Float,
+        }
+    }
+
+    /// The lowercase name used in messages and IR (`tanh`, `is_finite`).
+    pub fn op_name(self) -> &'static str {
+        use UnaryOp::*;
+        match self {
+            Neg => "neg",
+            Abs => "abs",
+            Sign => "sign",
+            Square => "square",
+            Not => "not",
+            Exp => "exp",
+            Exp2 => "exp2",
+            Log => "log",
+            Log1p => "log1p",
+            Expm1 => "expm1",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Cbrt => "cbrt",
+            Reciprocal => "reciprocal",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Asinh => "asinh",
+            Acosh => "acosh",
+            Atanh => "atanh",
+            Logistic => "logistic",
+            Erf => "erf",
+            ErfInv => "erf_inv",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            IsNan => "is_nan",
+            IsFinite => "is_finite",
+            IntegerPow(_) => "integer_pow",
+        }
+    }
+
+    /// Whether the op takes only floating-point operands (so `jnp` promotes integers first).
+    pub fn needs_float(self) -> bool {
+        matches!(self.kind(), Kind::Float | Kind::Predicate)
+    }
+}
+
+impl Primitive for UnaryOp {
+    fn name(&self) -> String {
+        match self {
+            UnaryOp::IntegerPow(n) => format!("integer_pow[y={n}]"),
+            op => op.op_name().to_string(),
+        }
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        let x = &inputs[0];
+        if let UnaryOp::IntegerPow(n) = self {
+            if *n < 0 && x.dtype.is_int() {
+                return Err(format!(
+                    "integers cannot be raised to the negative power {n}, got {x}"
+                ));
+            }
+        }
+        let ok = match self.kind() {
+            Kind::Float | Kind::Predicate => x.dtype.is_float(),
+            Kind::Numeric => !x.dtype.is_bool(),
+            Kind::Logical => x.dtype.is_bool() || x.dtype.is_int(),
+        };
+        if !ok {
+            let wants = match self.kind() {
+                Kind::Float | Kind::Predicate => "a floating-point operand",
+                Kind::Numeric => "a numeric operand (bool arithmetic is not defined)",
+                Kind::Logical => "a bool or integer operand",
+            };
+            return Err(format!("expected {wants}, got {x}"));
+        }
+        let out = match self.kind() {
+            Kind::Predicate => Aval {
+                shape: x.shape.clone(),
+                dtype: DType::Bool,
+                weak: false,
+            },
+            _ => x.clone(),
+        };
+        Ok(vec![out])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let buffer = match x.buffer() {
+            Buffer::F32(v) => float_op(*self, v),
+            Buffer::F64(v) => float_op(*self, v),
+            Buffer::F16(v) => via_f32(*self, v, f16::from_f32, f16::to_f32),
+            Buffer::BF16(v) => via_f32(*self, v, bf16::from_f32, bf16::to_f32),
+            Buffer::Bool(v) => Buffer::Bool(map(v, |b: bool| !b)),
+            Buffer::I8(v) => int_op(*self, v),
+            Buffer::I16(v) => int_op(*self, v),
+            Buffer::I32(v) => int_op(*self, v),
+            Buffer::I64(v) => int_op(*self, v),
+            Buffer::U8(v) => int_op(*self, v),
+            Buffer::U16(v) => int_op(*self, v),
+            Buffer::U32(v) => int_op(*self, v),
+            Buffer::U64(v) => int_op(*self, v),
+        };
+        vec![Array::from_buffer(
+            outputs[0].shape.clone(),
+            buffer,
+            outputs[0].weak,
+        )]
+    }
+}
+
+/// Half-precision floats compute in f32 and round back, as XLA does on CPU.
+fn via_f32<H: Element>(
+    op: UnaryOp,
+    v: &[H],
+    from: impl Fn(f32) -> H + Sync,
+    to: impl Fn(H) -> f32 + Sync,
+) -> Buffer {
+    let wide = map(v, to);
+    match float_op(op, &wide) {
+        Buffer::F32(r) => H::wrap(map(&r, from)),
+        predicate => predicate,
+    }
+}
+
+fn float_op<T: Real>(op: UnaryOp, v: &[T]) -> Buffer {
+    use UnaryOp::*;
+    let f = |g: fn(T) -> T| T::wrap(map(v, g));
+    match op {
+        Neg => f(|x| -x),
+        Abs => f(T::abs),
+        Sign => f(T::sign),
+        Square => f(|x| x * x),
+        Exp => f(T::exp),
+        Exp2 => f(T::exp2),
+        Log => f(T::ln),
+        Log1p => f(T::ln_1p),
+        Expm1 => f(T::exp_m1),
+        Sqrt => f(T::sqrt),
+        Rsqrt => f(|x| T::one() / x.sqrt()),
+        Cbrt => f(T::cbrt),
+        Reciprocal => f(|x| T::one() / x),
+        Sin => f(T::sin),
+        Cos => f(T::cos),
+        Tan => f(T::tan),
+        Asin => f(T::asin),
+        Acos => f(T::acos),
+        Atan => f(T::atan),
+        Sinh => f(T::sinh),
+        Cosh => f(T::cosh),
+        Tanh => f(T::tanh),
+        Asinh => f(T::asinh),
+        Acosh => f(T::acosh),
+        Atanh => f(T::atanh),
+        Logistic => f(T::logistic),
+        Erf => f(T::erf),
+        ErfInv => f(T::erf_inv),
+        Floor => f(T::floor),
+        Ceil => f(T::ceil),
+        Round => f(T::round_ties_even),
+        IsNan => Buffer::Bool(map(v, |x: T| x.is_nan())),
+        IsFinite => Buffer::Bool(map(v, |x: T| x.is_finite())),
+        IntegerPow(n) => T::wrap(map(v, |x: T| x.powi(n))),
+        Not => unreachable!("not is rejected for floats by its shape rule"),
+    }
+}
+
+fn int_op<T: Int>(op: UnaryOp, v: &[T]) -> Buffer {
+    use UnaryOp::*;
+    let out = match op {
+        Neg => map(v, T::wrapping_neg),
+        Abs => map(v, T::wrapping_abs),
+        Sign => map(v, T::signum),
+        Square => map(v, |x: T| x.wrapping_mul(x)),
+        IntegerPow(n) => map(v, |x: T| {
+            let mut acc = T::from_i64(1);
+            for _ in 0..n {
+                acc = acc.wrapping_mul(x);
+            }
+            acc
+        }),
+        Not => map(v, T::not),
+        _ => unreachable!(
+            "{} is rejected for integers by its shape rule",
+            op.op_name()
+        ),
+    };
+    T::wrap(out)
+}
+
+/// The float operations unary primitives need, for f32 and f64.
+pub(crate) trait Real:
+    Element + std::ops::Neg<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self>
+{
+    fn one() -> Self;
+    fn abs(self) -> Self;
+    fn sign(self) -> Self;
+    fn exp(self) -> Self;
+    fn exp2(self) -> Self;
+    fn ln(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn cbrt(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn tanh(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+    fn logistic(self) -> Self;
+    fn erf(self) -> Self;
+    fn erf_inv(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round_ties_even(self) -> Self;
+    fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
+    fn powi(self, n: i32) -> Self;
+}
+
+macro_rules! real {
+    ($t:ident, $erf:path, $erf_inv:path) => {
+        impl Real for $t {
+            #[inline(always)]
+            fn one() -> Self {
+                1.0
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $t::abs(self)
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                // NumPy's sign: 0 at +-0, NaN at NaN.
+                if self > 0.0 {
+                    1.0
+                } else if self < 0.0 {
+                    -1.0
+                } else {
+                    self
+                }
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            #[inline(always)]
+            fn exp2(self) -> Self {
+                $t::exp2(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                $t::ln_1p(self)
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                $t::exp_m1(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            #[inline(always)]
+            fn cbrt(self) -> Self {
+                $t::cbrt(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                $t::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                $t::cos(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                $t::tan(self)
+            }
+            #[inline(always)]
+            fn asin(self) -> Self {
+                $t::asin(self)
+            }
+            #[inline(always)]
+            fn acos(self) -> Self {
+                $t::acos(self)
+            }
+            #[inline(always)]
+            fn atan(self) -> Self {
+                $t::atan(self)
+            }
+            #[inline(always)]
+            fn sinh(self) -> Self {
+                $t::sinh(self)
+            }
+            #[inline(always)]
+            fn cosh(self) -> Self {
+                $t::cosh(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                $t::tanh(self)
+            }
+            #[inline(always)]
+            fn asinh(self) -> Self {
+                $t::asinh(self)
+            }
+            #[inline(always)]
+            fn acosh(self) -> Self {
+                $t::acosh(self)
+            }
+            #[inline(always)]
+            fn atanh(self) -> Self {
+                $t::atanh(self)
+            }
+            #[inline(always)]
+            fn logistic(self) -> Self {
+                // Stable on both tails: never exponentiates a large positive number.
+                if self >= 0.0 {
+                    1.0 / (1.0 + (-self).exp())
+                } else {
+                    let e = self.exp();
+                    e / (1.0 + e)
+                }
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                $erf(self)
+            }
+            #[inline(always)]
+            fn erf_inv(self) -> Self {
+                $erf_inv(self)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                $t::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                $t::ceil(self)
+            }
+            #[inline(always)]
+            fn round_ties_even(self) -> Self {
+                $t::round_ties_even(self)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                $t::is_finite(self)
+            }
+            #[inline(always)]
+            fn powi(self, n: i32) -> Self {
+                $t::powi(self, n)
+            }
+        }
+    };
+}
+
+real!(f32, libm::erff, erf_inv_f32);
+real!(f64, libm::erf, erf_inv_f64);
+
+/// The integer operations unary primitives need.
+pub(crate) trait Int: Element {
+    fn wrapping_neg(self) -> Self;
+    fn wrapping_abs(self) -> Self;
+    fn wrapping_mul(self, other: Self) -> Self;
+    fn signum(self) -> Self;
+    fn not(self) -> Self;
+}
+
+macro_rules! signed_int {
+    ($($t:ident),*) => {$(
+        impl Int for $t {
+            #[inline(always)]
+            fn wrapping_neg(self) -> Self { $t::wrapping_neg(self) }
+            #[inline(always)]
+            fn wrapping_abs(self) -> Self { $t::wrapping_abs(self) }
+            #[inline(always)]
+            fn wrapping_mul(self, other: Self) -> Self { $t::wrapping_mul(self, other) }
+            #[inline(always)]
+            fn signum(self) -> Self { $t::signum(self) }
+            #[inline(always)]
+            fn not(self) -> Self { !self }
+        }
+    )*};
+}
+
+macro_rules! unsigned_int {
+    ($($t:ident),*) => {$(
+        impl Int for $t {
+            #[inline(always)]
+            fn wrapping_neg(self) -> Self { $t::wrapping_neg(self) }
+            #[inline(always)]
+            fn wrapping_abs(self) -> Self { self }
+            #[inline(always)]
+            fn wrapping_mul(self, other: Self) -> Self { $t::wrapping_mul(self, other) }
+            #[inline(always)]
+            fn signum(self) -> Self { (self > 0) as $t }
+            #[inline(always)]
+            fn not(self) -> Self { !self }
+        }
+    )*};
+}
+
+signed_int!(i8, i16, i32, i64);
+unsigned_int!(u8, u16, u32, u64);

@@ -1,0 +1,167 @@
+//! Shape arithmetic shared by every op: broadcasting, strides, axis normalization.
+
+use std::fmt;
+
+/// Formats a shape as NumPy does: `(2, 3)`, `(5,)`, `()`.
+pub struct ShapeDisplay<'a>(pub &'a [usize]);
+
+impl fmt::Display for ShapeDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            [] => f.write_str("()"),
+            [n] => write!(f, "({n},)"),
+            dims => {
+                f.write_str("(")?;
+                for (i, d) in dims.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{d}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// Number of elements of a shape.
+pub fn size(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Row-major strides (in elements) of a contiguous array of `shape`.
+pub fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0; shape.len()];
+    let mut acc = 1;
+    for ax in (0..shape.len()).rev() {
+        strides[ax] = acc;
+        acc *= shape[ax];
+    }
+    strides
+}
+
+/// NumPy's broadcast of two shapes, or `None` when they are incompatible.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let rank = a.len().max(b.len());
+    let mut out = vec![0; rank];
+    for i in 0..rank {
+        let da = if i < rank - a.len() {
+            1
+        } else {
+            a[i - (rank - a.len())]
+        };
+        let db = if i < rank - b.len() {
+            1
+        } else {
+            b[i - (rank - b.len())]
+        };
+        out[i] = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(out)
+}
+
+/// Strides for reading a contiguous array of `shape` as if broadcast to `out` (0 on broadcast
+/// axes). `shape` must broadcast to `out`.
+pub fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let own = contiguous_strides(shape);
+    let lead = out.len() - shape.len();
+    (0..out.len())
+        .map(|ax| {
+            if ax < lead || shape[ax - lead] == 1 {
+                0
+            } else {
+                own[ax - lead]
+            }
+        })
+        .collect()
+}
+
+/// Resolves a possibly negative `axis` against `rank`, panicking with the op's name when it is
+/// out of range, as NumPy's `AxisError` does.
+#[track_caller]
+pub fn normalize_axis(op: &str, axis: isize, rank: usize) -> usize {
+    let r = rank as isize;
+    if axis < -r || axis >= r {
+        panic!("{op}: axis {axis} is out of bounds for an array of rank {rank}");
+    }
+    if axis < 0 {
+        (axis + r) as usize
+    } else {
+        axis as usize
+    }
+}
+
+/// Axes for reductions and other multi-axis operations: all of them, or a list (negative
+/// values count from the end).
+///
+/// Anything that converts into `Axes` can be passed where an op takes axes: `1`, `-1`,
+/// `[0, 2]`, `&[0, 1][..]`, `vec![..]`, or [`Axes::All`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Axes {
+    All,
+    Some(Vec<isize>),
+}
+
+impl Axes {
+    /// The sorted, de-duplicated, non-negative axes for an array of `rank`.
+    #[track_caller]
+    pub fn resolve(&self, op: &str, rank: usize) -> Vec<usize> {
+        match self {
+            Axes::All => (0..rank).collect(),
+            Axes::Some(list) => {
+                let mut out: Vec<usize> =
+                    list.iter().map(|&a| normalize_axis(op, a, rank)).collect();
+                out.sort_unstable();
+                let before = out.len();
+                out.dedup();
+                if out.len() != before {
+                    panic!("{op}: repeated axis in {list:?}");
+                }
+                out
+            }
+        }
+    }
+}
+
+macro_rules! axes_from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Axes {
+            fn from(a: $t) -> Axes { Axes::Some(vec![a as isize]) }
+        }
+        impl<const N: usize> From<[$t; N]> for Axes {
+            fn from(a: [$t; N]) -> Axes { Axes::Some(a.iter().map(|&x| x as isize).collect()) }
+        }
+        impl From<&[$t]> for Axes {
+            fn from(a: &[$t]) -> Axes { Axes::Some(a.iter().map(|&x| x as isize).collect()) }
+        }
+        impl From<Vec<$t>> for Axes {
+            fn from(a: Vec<$t>) -> Axes { Axes::Some(a.iter().map(|&x| x as isize).collect()) }
+        }
+    )*};
+}
+axes_from_int!(i32, i64, isize, usize);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasting_follows_numpy() {
+        assert_eq!(broadcast_shapes(&[3, 1], &[1, 4]), Some(vec![3, 4]));
+        assert_eq!(broadcast_shapes(&[5], &[2, 1]), Some(vec![2, 5]));
+        assert_eq!(broadcast_shapes(&[], &[2]), Some(vec![2]));
+        assert_eq!(broadcast_shapes(&[3], &[4]), None);
+        assert_eq!(broadcast_strides(&[3, 1], &[2, 3, 4]), vec![0, 1, 0]);
+    }
+
+    #[test]
+    fn shapes_print_like_numpy() {
+        assert_eq!(ShapeDisplay(&[5]).to_string(), "(5,)");
+        assert_eq!(ShapeDisplay(&[2, 3]).to_string(), "(2, 3)");
+    }
+}

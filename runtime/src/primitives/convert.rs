@@ -30,7 +30,7 @@ impl Primitive for Convert {
         let x = inputs[0];
         let out = &outputs[0];
         if x.dtype() == self.dtype {
-            return vec![x.with_weak(out.weak)];
+            return vec![x.with_weak_type(out.weak)];
         }
         vec![Array::from_buffer(
             out.shape.clone(),

@@ -1,0 +1,100 @@
+//! Shared helpers for integration tests: golden cases computed with JAX and comparisons.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use rjax::prelude::*;
+use serde_json::Value;
+
+/// The golden cases (`tests/data/golden.json`), computed once with JAX 0.10.2 on CPU.
+pub fn golden() -> &'static Value {
+    static GOLDEN: OnceLock<Value> = OnceLock::new();
+    GOLDEN.get_or_init(|| {
+        let text = include_str!("../data/golden.json");
+        serde_json::from_str(text).expect("golden.json parses")
+    })
+}
+
+/// One golden case by name.
+pub fn case(name: &str) -> &'static Value {
+    golden()["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no golden case named {name}"))
+}
+
+/// The `i`-th output leaf of a golden case as an array.
+pub fn output(name: &str, i: usize) -> Array {
+    leaf_to_array(&case(name)["outputs"][i])
+}
+
+/// A named input of a golden case as an array.
+pub fn input(name: &str, var: &str) -> Array {
+    leaf_to_array(&case(name)["inputs"][var])
+}
+
+fn float_of(v: &Value) -> f64 {
+    match v {
+        Value::String(s) if s == "NaN" => f64::NAN,
+        Value::String(s) if s == "Infinity" => f64::INFINITY,
+        Value::String(s) if s == "-Infinity" => f64::NEG_INFINITY,
+        Value::Bool(b) => *b as u8 as f64,
+        v => v.as_f64().expect("a number"),
+    }
+}
+
+/// Converts a `{shape, dtype, data, weak_type}` leaf into an array with that dtype and weak flag.
+pub fn leaf_to_array(leaf: &Value) -> Array {
+    let shape: Vec<usize> =
+        leaf["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    let dtype = DType::from_name(leaf["dtype"].as_str().unwrap()).expect("known dtype");
+    let data = leaf["data"].as_array().unwrap();
+    let a = match dtype {
+        DType::Bool => Array::from_shape_vec(&shape, data.iter().map(|v| v.as_bool().unwrap()).collect()),
+        DType::U64 => Array::from_shape_vec(&shape, data.iter().map(|v| v.as_u64().unwrap()).collect()),
+        DType::U32 => Array::from_shape_vec(&shape, data.iter().map(|v| v.as_u64().unwrap() as u32).collect()),
+        d if d.is_int() => Array::from_shape_vec(&shape, data.iter().map(|v| v.as_i64().unwrap()).collect()).astype(d),
+        d => Array::from_shape_vec(&shape, data.iter().map(float_of).collect::<Vec<f64>>()).astype(d),
+    };
+    if leaf["weak_type"].as_bool().unwrap_or(false) {
+        a.with_weak_type(true)
+    } else {
+        a
+    }
+}
+
+/// Asserts `got` matches `want` in shape and dtype, and in value within the case's tolerance
+/// (`|got - want| <= atol + rtol * |want|`; exact for integers and bools; NaNs must match).
+#[track_caller]
+pub fn assert_close(got: &Array, want: &Array, rtol: f64, atol: f64) {
+    assert_eq!(got.shape(), want.shape(), "shape: got {got:?}, want {want:?}");
+    assert_eq!(got.dtype(), want.dtype(), "dtype: got {got:?}, want {want:?}");
+    let g = got.astype(DType::F64).to_vec::<f64>().unwrap();
+    let w = want.astype(DType::F64).to_vec::<f64>().unwrap();
+    let exact = !want.dtype().is_float();
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let ok = if b.is_nan() {
+            a.is_nan()
+        } else if exact || b.is_infinite() {
+            a == b
+        } else {
+            (a - b).abs() <= atol + rtol * b.abs()
+        };
+        assert!(ok, "element {i}: got {a}, want {b}\ngot  {got:?}\nwant {want:?}");
+    }
+}
+
+/// Asserts `got` matches output leaf `i` of golden case `name`, with the case's tolerance,
+/// including the weak-type flag.
+#[track_caller]
+pub fn assert_golden(name: &str, i: usize, got: &Array) {
+    let c = case(name);
+    let want = output(name, i);
+    let tol = &c["tolerance"];
+    let rtol = tol["rtol"].as_f64().unwrap_or(0.0);
+    let atol = tol["atol"].as_f64().unwrap_or(0.0);
+    assert_close(got, &want, rtol, atol);
+    assert_eq!(got.is_weak(), want.is_weak(), "{name}[{i}]: weak_type of {got:?}");
+}

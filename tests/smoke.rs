@@ -10,17 +10,11 @@ fn smoke() {
     println!("{:?}", (&i + 1.5));
     println!(
         "{}",
-        jnp::floor_divide(
-            &jnp::array(&[-7i32, 7, -7, 7]),
-            &jnp::array(&[2i32, -2, -2, 2])
-        )
+        jnp::floor_divide(&jnp::array(&[-7i32, 7, -7, 7]), &jnp::array(&[2i32, -2, -2, 2]))
     );
     println!(
         "{}",
-        jnp::remainder(
-            &jnp::array(&[-7i32, 7, -7, 7]),
-            &jnp::array(&[2i32, -2, -2, 2])
-        )
+        jnp::remainder(&jnp::array(&[-7i32, 7, -7, 7]), &jnp::array(&[2i32, -2, -2, 2]))
     );
     println!("{}", jnp::array(&[250u8]) + jnp::array(&[10u8]));
     println!("{}", jnp::array(&[1u8]) + 300);

@@ -11,11 +11,7 @@ use crate::dtype::DType;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Error {
     /// A typed read asked for the wrong element type.
-    DType {
-        op: &'static str,
-        expected: DType,
-        found: DType,
-    },
+    DType { op: &'static str, expected: DType, found: DType },
     /// A value's shape does not fit what was asked of it.
     Shape(String),
 }
@@ -23,11 +19,7 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::DType {
-                op,
-                expected,
-                found,
-            } => {
+            Error::DType { op, expected, found } => {
                 write!(f, "{op}: the array holds {found}, not {expected}; convert it first with .astype(DType::{expected:?})")
             }
             Error::Shape(msg) => f.write_str(msg),

@@ -45,16 +45,8 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());
     let mut out = vec![0; rank];
     for i in 0..rank {
-        let da = if i < rank - a.len() {
-            1
-        } else {
-            a[i - (rank - a.len())]
-        };
-        let db = if i < rank - b.len() {
-            1
-        } else {
-            b[i - (rank - b.len())]
-        };
+        let da = if i < rank - a.len() { 1 } else { a[i - (rank - a.len())] };
+        let db = if i < rank - b.len() { 1 } else { b[i - (rank - b.len())] };
         out[i] = match (da, db) {
             (x, y) if x == y => x,
             (1, y) => y,
@@ -71,13 +63,7 @@ pub fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
     let own = contiguous_strides(shape);
     let lead = out.len() - shape.len();
     (0..out.len())
-        .map(|ax| {
-            if ax < lead || shape[ax - lead] == 1 {
-                0
-            } else {
-                own[ax - lead]
-            }
-        })
+        .map(|ax| if ax < lead || shape[ax - lead] == 1 { 0 } else { own[ax - lead] })
         .collect()
 }
 

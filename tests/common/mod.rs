@@ -52,11 +52,22 @@ pub fn leaf_to_array(leaf: &Value) -> Array {
     let dtype = DType::from_name(leaf["dtype"].as_str().unwrap()).expect("known dtype");
     let data = leaf["data"].as_array().unwrap();
     let a = match dtype {
-        DType::Bool => Array::from_shape_vec(&shape, data.iter().map(|v| v.as_bool().unwrap()).collect()),
-        DType::U64 => Array::from_shape_vec(&shape, data.iter().map(|v| v.as_u64().unwrap()).collect()),
-        DType::U32 => Array::from_shape_vec(&shape, data.iter().map(|v| v.as_u64().unwrap() as u32).collect()),
-        d if d.is_int() => Array::from_shape_vec(&shape, data.iter().map(|v| v.as_i64().unwrap()).collect()).astype(d),
-        d => Array::from_shape_vec(&shape, data.iter().map(float_of).collect::<Vec<f64>>()).astype(d),
+        DType::Bool => {
+            Array::from_shape_vec(&shape, data.iter().map(|v| v.as_bool().unwrap()).collect())
+        }
+        DType::U64 => {
+            Array::from_shape_vec(&shape, data.iter().map(|v| v.as_u64().unwrap()).collect())
+        }
+        DType::U32 => {
+            Array::from_shape_vec(&shape, data.iter().map(|v| v.as_u64().unwrap() as u32).collect())
+        }
+        d if d.is_int() => {
+            Array::from_shape_vec(&shape, data.iter().map(|v| v.as_i64().unwrap()).collect())
+                .astype(d)
+        }
+        d => {
+            Array::from_shape_vec(&shape, data.iter().map(float_of).collect::<Vec<f64>>()).astype(d)
+        }
     };
     if leaf["weak_type"].as_bool().unwrap_or(false) {
         a.with_weak_type(true)

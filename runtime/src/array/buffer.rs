@@ -197,9 +197,7 @@ impl Buffer {
     pub fn cast(&self, dtype: DType) -> Buffer {
         crate::with_buffer!(self, |src: S| {
             crate::with_dtype!(dtype, |D| {
-                D::wrap(crate::exec::cpu::elementwise::map(src, |x: S| {
-                    x.cast::<D>()
-                }))
+                D::wrap(crate::exec::cpu::elementwise::map(src, |x: S| x.cast::<D>()))
             })
         })
     }

@@ -13,15 +13,7 @@ const EDGE_ITEMS: usize = 3;
 impl fmt::Display for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let cells = format_elements(self);
-        write_nested(
-            f,
-            self.shape(),
-            &cells,
-            0,
-            0,
-            self.size() > SUMMARIZE_ABOVE,
-            " ",
-        )?;
+        write_nested(f, self.shape(), &cells, 0, 0, self.size() > SUMMARIZE_ABOVE, " ")?;
         if self.dtype() != DType::F32 {
             write!(f, " dtype={}", self.dtype())?;
         }
@@ -33,15 +25,7 @@ impl fmt::Debug for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let cells = format_elements(self);
         f.write_str("Array(")?;
-        write_nested(
-            f,
-            self.shape(),
-            &cells,
-            0,
-            6,
-            self.size() > SUMMARIZE_ABOVE,
-            ", ",
-        )?;
+        write_nested(f, self.shape(), &cells, 0, 6, self.size() > SUMMARIZE_ABOVE, ", ")?;
         write!(f, ", dtype={}", self.dtype())?;
         if self.is_weak() {
             f.write_str(", weak_type=True")?;
@@ -59,10 +43,9 @@ fn format_elements(a: &Array) -> Vec<String> {
         Buffer::BF16(v) => format_floats(v),
         Buffer::F32(v) => format_floats(v),
         Buffer::F64(v) => format_floats(v),
-        other => crate::with_buffer!(other, |v: T| v
-            .iter()
-            .map(|x: &T| format!("{x:?}"))
-            .collect()),
+        other => {
+            crate::with_buffer!(other, |v: T| v.iter().map(|x: &T| format!("{x:?}")).collect())
+        }
     };
     let width = raw.iter().map(String::len).max().unwrap_or(0);
     raw.into_iter().map(|s| format!("{s:>width$}")).collect()
@@ -76,16 +59,8 @@ fn bool_text(b: bool) -> String {
 /// decimal points aligned; scientific notation when magnitudes are very large, very small or
 /// spread over more than three decades.
 fn format_floats<T: Element + fmt::Display + fmt::LowerExp>(values: &[T]) -> Vec<String> {
-    let finite: Vec<f64> = values
-        .iter()
-        .map(|v| v.to_f64())
-        .filter(|v| v.is_finite())
-        .collect();
-    let abs_nonzero: Vec<f64> = finite
-        .iter()
-        .map(|v| v.abs())
-        .filter(|v| *v != 0.0)
-        .collect();
+    let finite: Vec<f64> = values.iter().map(|v| v.to_f64()).filter(|v| v.is_finite()).collect();
+    let abs_nonzero: Vec<f64> = finite.iter().map(|v| v.abs()).filter(|v| *v != 0.0).collect();
     let max = abs_nonzero.iter().fold(0.0f64, |m, v| m.max(*v));
     let min = abs_nonzero.iter().fold(f64::INFINITY, |m, v| m.min(*v));
     let scientific = !abs_nonzero.is_empty() && (max >= 1e8 || min < 1e-4 || max / min > 1e3);
@@ -95,11 +70,7 @@ fn format_floats<T: Element + fmt::Display + fmt::LowerExp>(values: &[T]) -> Vec
             if !v.to_f64().is_finite() {
                 return None;
             }
-            let s = if scientific {
-                format!("{v:e}")
-            } else {
-                format!("{v}")
-            };
+            let s = if scientific { format!("{v:e}") } else { format!("{v}") };
             let (mantissa, exponent) = match s.split_once('e') {
                 Some((m, e)) => (m.to_string(), format_exponent(e)),
                 None => (s, String::new()),
@@ -108,18 +79,8 @@ fn format_floats<T: Element + fmt::Display + fmt::LowerExp>(values: &[T]) -> Vec
             Some((int.to_string(), frac.to_string(), exponent))
         })
         .collect();
-    let frac_width = texts
-        .iter()
-        .flatten()
-        .map(|(_, f, _)| f.len())
-        .max()
-        .unwrap_or(0);
-    let int_width = texts
-        .iter()
-        .flatten()
-        .map(|(i, _, _)| i.len())
-        .max()
-        .unwrap_or(0);
+    let frac_width = texts.iter().flatten().map(|(_, f, _)| f.len()).max().unwrap_or(0);
+    let int_width = texts.iter().flatten().map(|(i, _, _)| i.len()).max().unwrap_or(0);
     values
         .iter()
         .zip(texts)
@@ -139,9 +100,7 @@ fn format_floats<T: Element + fmt::Display + fmt::LowerExp>(values: &[T]) -> Vec
 }
 
 fn format_exponent(e: &str) -> String {
-    let value: i32 = e
-        .parse()
-        .expect("Rust's LowerExp writes an integer exponent");
+    let value: i32 = e.parse().expect("Rust's LowerExp writes an integer exponent");
     let sign = if value < 0 { '-' } else { '+' };
     format!("e{sign}{:02}", value.abs())
 }
@@ -172,11 +131,7 @@ fn write_nested(
     let inner: usize = rest.iter().product();
     f.write_str("[")?;
     let shown: Vec<Option<usize>> = if summarize && n > 2 * EDGE_ITEMS {
-        (0..EDGE_ITEMS)
-            .map(Some)
-            .chain([None])
-            .chain((n - EDGE_ITEMS..n).map(Some))
-            .collect()
+        (0..EDGE_ITEMS).map(Some).chain([None]).chain((n - EDGE_ITEMS..n).map(Some)).collect()
     } else {
         (0..n).map(Some).collect()
     };
@@ -194,15 +149,9 @@ fn write_nested(
         }
         match i {
             Some(i) if rest.is_empty() => f.write_str(&cells[offset + i])?,
-            Some(i) => write_nested(
-                f,
-                rest,
-                cells,
-                offset + i * inner,
-                indent + 1,
-                summarize,
-                sep,
-            )?,
+            Some(i) => {
+                write_nested(f, rest, cells, offset + i * inner, indent + 1, summarize, sep)?
+            }
             None => f.write_str("...")?,
         }
     }

@@ -42,12 +42,7 @@ impl Array {
     pub(crate) fn from_buffer(shape: impl Into<Arc<[usize]>>, buffer: Buffer, weak: bool) -> Array {
         let shape = shape.into();
         debug_assert_eq!(shape.iter().product::<usize>(), buffer.len());
-        Array {
-            shape,
-            buffer: Arc::new(buffer),
-            weak,
-            device: Device::default(),
-        }
+        Array { shape, buffer: Arc::new(buffer), weak, device: Device::default() }
     }
 
     /// An array of `shape` holding `data` in row-major order.
@@ -131,28 +126,18 @@ impl Array {
 
     /// Shape, dtype and weak flag: what shape rules see.
     pub fn aval(&self) -> Aval {
-        Aval {
-            shape: self.shape.to_vec(),
-            dtype: self.dtype(),
-            weak: self.weak,
-        }
+        Aval { shape: self.shape.to_vec(), dtype: self.dtype(), weak: self.weak }
     }
 
     /// The same array with a different shape of equal size, sharing the buffer.
     pub(crate) fn with_shape(&self, shape: Vec<usize>) -> Array {
         debug_assert_eq!(shape.iter().product::<usize>(), self.size());
-        Array {
-            shape: shape.into(),
-            ..self.clone()
-        }
+        Array { shape: shape.into(), ..self.clone() }
     }
 
-    /// The same data with the weak flag set to `weak`.
-    pub(crate) fn with_weak(&self, weak: bool) -> Array {
-        Array {
-            weak,
-            ..self.clone()
-        }
+    /// The same data with JAX's weak-type flag set to `weak` (no copy).
+    pub fn with_weak_type(&self, weak: bool) -> Array {
+        Array { weak, ..self.clone() }
     }
 
     /// Whether two arrays share one buffer (clones do).

@@ -19,10 +19,7 @@ pub fn array<T: Element>(data: impl AsRef<[T]>) -> Array {
 pub fn full_dtype(shape: impl AsRef<[usize]>, value: f64, dtype: DType) -> Array {
     let shape = shape.as_ref();
     let n = shape.iter().product();
-    with_dtype!(dtype, |T| Array::from_shape_vec(
-        shape,
-        vec![T::from_f64(value); n]
-    ))
+    with_dtype!(dtype, |T| Array::from_shape_vec(shape, vec![T::from_f64(value); n]))
 }
 
 /// An array of `shape` filled with `value`, with `value`'s dtype.
@@ -95,9 +92,7 @@ pub fn arange_step(start: f64, stop: f64, step: f64, dtype: DType) -> Array {
     }
     let n = ((stop - start) / step).ceil().max(0.0) as usize;
     with_dtype!(dtype, |T| {
-        let data: Vec<T> = (0..n)
-            .map(|i| T::from_f64(start + i as f64 * step))
-            .collect();
+        let data: Vec<T> = (0..n).map(|i| T::from_f64(start + i as f64 * step)).collect();
         Array::from_shape_vec([n], data)
     })
 }
@@ -111,20 +106,10 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> Array {
 /// [`linspace`] in a chosen dtype. Values are computed in f64 and rounded once.
 #[track_caller]
 pub fn linspace_dtype(start: f64, stop: f64, num: usize, dtype: DType) -> Array {
-    let step = if num > 1 {
-        (stop - start) / (num - 1) as f64
-    } else {
-        0.0
-    };
+    let step = if num > 1 { (stop - start) / (num - 1) as f64 } else { 0.0 };
     with_dtype!(dtype, |T| {
         let data: Vec<T> = (0..num)
-            .map(|i| {
-                if i + 1 == num && num > 1 {
-                    stop
-                } else {
-                    start + i as f64 * step
-                }
-            })
+            .map(|i| if i + 1 == num && num > 1 { stop } else { start + i as f64 * step })
             .map(T::from_f64)
             .collect();
         Array::from_shape_vec([num], data)

@@ -18,11 +18,8 @@ fn unary(op: UnaryOp, x: &Array) -> Array {
 #[track_caller]
 fn binary(op: BinaryOp, a: impl ArrayLike, b: impl ArrayLike) -> Array {
     let operands = [a.into_array(), b.into_array()];
-    let promoted = if op.needs_float() {
-        promote_inexact(&operands)
-    } else {
-        promote_all(&operands)
-    };
+    let promoted =
+        if op.needs_float() { promote_inexact(&operands) } else { promote_all(&operands) };
     bind1(&op, &[&promoted[0], &promoted[1]])
 }
 
@@ -240,11 +237,7 @@ pub fn where_(
     on_false: impl ArrayLike,
 ) -> Array {
     let c = condition.into_array();
-    let c = if c.dtype() == DType::Bool {
-        c
-    } else {
-        not_equal(&c, 0)
-    };
+    let c = if c.dtype() == DType::Bool { c } else { not_equal(&c, 0) };
     let branches = promote_all(&[on_true.into_array(), on_false.into_array()]);
     bind1(&Select, &[&c, &branches[0], &branches[1]])
 }

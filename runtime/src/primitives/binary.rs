@@ -107,10 +107,7 @@ impl Primitive for BinaryOp {
         expect_arity(inputs, 2)?;
         let (a, b) = (&inputs[0], &inputs[1]);
         if a.dtype != b.dtype {
-            return Err(format!(
-                "operands must have the same dtype, got {}",
-                describe(inputs)
-            ));
+            return Err(format!("operands must have the same dtype, got {}", describe(inputs)));
         }
         let d = a.dtype;
         let ok = match self.kind() {
@@ -138,9 +135,7 @@ impl Primitive for BinaryOp {
         let (a, b) = (inputs[0], inputs[1]);
         let out = &outputs[0];
         let buffer = crate::with_buffer!(a.buffer(), |av: T| {
-            let bv = b
-                .as_slice::<T>()
-                .expect("the shape rule checked the dtypes agree");
+            let bv = b.as_slice::<T>().expect("the shape rule checked the dtypes agree");
             eval_typed(*self, (av, a.shape()), (bv, b.shape()), &out.shape)
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
@@ -251,11 +246,7 @@ fn next_after(x: f64, y: f64, x_bits: u64, bits: u32) -> f64 {
         return if y > 0.0 { tiny } else { -tiny };
     }
     let away_from_zero = (y > x) == (x > 0.0);
-    from_bits(if away_from_zero {
-        x_bits + 1
-    } else {
-        x_bits - 1
-    })
+    from_bits(if away_from_zero { x_bits + 1 } else { x_bits - 1 })
 }
 
 float_scalar!(f32, f64);
@@ -297,12 +288,7 @@ fn next_after_half<H: Element>(x: f64, y: f64, x_bits: u16, from_bits: fn(u16) -
         return if y > 0.0 { tiny } else { -tiny };
     }
     let away_from_zero = (y > x) == (x > 0.0);
-    from_bits(if away_from_zero {
-        x_bits + 1
-    } else {
-        x_bits - 1
-    })
-    .to_f64()
+    from_bits(if away_from_zero { x_bits + 1 } else { x_bits - 1 }).to_f64()
 }
 
 half_scalar!(f16, bf16);

@@ -19,11 +19,7 @@ impl Primitive for Convert {
 
     fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
         expect_arity(inputs, 1)?;
-        Ok(vec![Aval {
-            shape: inputs[0].shape.clone(),
-            dtype: self.dtype,
-            weak: self.weak,
-        }])
+        Ok(vec![Aval { shape: inputs[0].shape.clone(), dtype: self.dtype, weak: self.weak }])
     }
 
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
@@ -32,10 +28,6 @@ impl Primitive for Convert {
         if x.dtype() == self.dtype {
             return vec![x.with_weak_type(out.weak)];
         }
-        vec![Array::from_buffer(
-            out.shape.clone(),
-            x.buffer().cast(self.dtype),
-            out.weak,
-        )]
+        vec![Array::from_buffer(out.shape.clone(), x.buffer().cast(self.dtype), out.weak)]
     }
 }

@@ -61,9 +61,7 @@ pub fn bind(prim: &dyn Primitive, inputs: &[&Array]) -> Vec<Array> {
 /// [`bind`] for primitives with one output.
 #[track_caller]
 pub fn bind1(prim: &dyn Primitive, inputs: &[&Array]) -> Array {
-    bind(prim, inputs)
-        .pop()
-        .expect("a primitive bound with bind1 has one output")
+    bind(prim, inputs).pop().expect("a primitive bound with bind1 has one output")
 }
 
 /// `"float32(2, 3) and int32(3,)"`: operands listed for error messages.
@@ -72,11 +70,7 @@ pub(crate) fn describe(avals: &[Aval]) -> String {
     match parts.len() {
         0 => String::new(),
         1 => parts[0].clone(),
-        _ => format!(
-            "{} and {}",
-            parts[..parts.len() - 1].join(", "),
-            parts[parts.len() - 1]
-        ),
+        _ => format!("{} and {}", parts[..parts.len() - 1].join(", "), parts[parts.len() - 1]),
     }
 }
 

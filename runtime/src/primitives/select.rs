@@ -30,11 +30,7 @@ impl Primitive for Select {
         let shape = broadcast_shapes(&p.shape, &t.shape)
             .and_then(|s| broadcast_shapes(&s, &f.shape))
             .ok_or_else(|| format!("shapes do not broadcast together: {}", describe(inputs)))?;
-        Ok(vec![Aval {
-            shape,
-            dtype: t.dtype,
-            weak: t.weak && f.weak,
-        }])
+        Ok(vec![Aval { shape, dtype: t.dtype, weak: t.weak && f.weak }])
     }
 
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {

@@ -153,11 +153,7 @@ impl Primitive for UnaryOp {
             return Err(format!("expected {wants}, got {x}"));
         }
         let out = match self.kind() {
-            Kind::Predicate => Aval {
-                shape: x.shape.clone(),
-                dtype: DType::Bool,
-                weak: false,
-            },
+            Kind::Predicate => Aval { shape: x.shape.clone(), dtype: DType::Bool, weak: false },
             _ => x.clone(),
         };
         Ok(vec![out])
@@ -180,11 +176,7 @@ impl Primitive for UnaryOp {
             Buffer::U32(v) => int_op(*self, v),
             Buffer::U64(v) => int_op(*self, v),
         };
-        vec![Array::from_buffer(
-            outputs[0].shape.clone(),
-            buffer,
-            outputs[0].weak,
-        )]
+        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
     }
 }
 
@@ -259,10 +251,7 @@ fn int_op<T: Int>(op: UnaryOp, v: &[T]) -> Buffer {
             acc
         }),
         Not => map(v, T::not),
-        _ => unreachable!(
-            "{} is rejected for integers by its shape rule",
-            op.op_name()
-        ),
+        _ => unreachable!("{} is rejected for integers by its shape rule", op.op_name()),
     };
     T::wrap(out)
 }

@@ -22,10 +22,7 @@ pub fn build<D: Send>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<D>]) + Sy
     if n < PARALLEL_THRESHOLD {
         fill(0, spare);
     } else {
-        spare
-            .par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(i, chunk)| fill(i * CHUNK, chunk));
+        spare.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| fill(i * CHUNK, chunk));
     }
     // SAFETY: every caller's `fill` writes each element of the chunk it is given, and the
     // chunks cover `0..n` exactly, so the first `n` elements are initialized.
@@ -71,10 +68,7 @@ pub fn zip<A: Copy + Sync, B: Copy + Sync, D: Send>(
         let x = av[0];
         return map(bv, |y| f(x, y));
     }
-    let strides = [
-        broadcast_strides(ash, out_shape),
-        broadcast_strides(bsh, out_shape),
-    ];
+    let strides = [broadcast_strides(ash, out_shape), broadcast_strides(bsh, out_shape)];
     let walk = Walk::new(out_shape, &strides);
     build(n, |start, out| {
         walk.for_runs(start, out.len(), |pos, len, off| {
@@ -111,11 +105,7 @@ pub fn zip3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, D: Send>(
         walk.for_runs(start, out.len(), |pos, len, off| {
             let s = &walk.inner;
             run(&mut out[pos..pos + len], |k| {
-                f(
-                    a.0[off[0] + k * s[0]],
-                    b.0[off[1] + k * s[1]],
-                    c.0[off[2] + k * s[2]],
-                )
+                f(a.0[off[0] + k * s[0]], b.0[off[1] + k * s[1]], c.0[off[2] + k * s[2]])
             });
         });
     })
@@ -148,10 +138,7 @@ impl Walk {
                 continue;
             }
             let can_merge = !dims.is_empty()
-                && strides
-                    .iter()
-                    .zip(&merged)
-                    .all(|(s, m)| *m.last().unwrap() == s[ax] * extent);
+                && strides.iter().zip(&merged).all(|(s, m)| *m.last().unwrap() == s[ax] * extent);
             if can_merge {
                 *dims.last_mut().unwrap() *= extent;
                 for (s, m) in strides.iter().zip(&mut merged) {
@@ -169,11 +156,7 @@ impl Walk {
             merged.iter_mut().for_each(|m| m.push(0));
         }
         let inner = merged.iter().map(|m| *m.last().unwrap()).collect();
-        Walk {
-            dims,
-            strides: merged,
-            inner,
-        }
+        Walk { dims, strides: merged, inner }
     }
 
     /// Calls `f(pos, len, offsets)` for each contiguous run covering output elements
@@ -188,11 +171,8 @@ impl Walk {
             idx[ax] = rem % self.dims[ax];
             rem /= self.dims[ax];
         }
-        let mut offsets: Vec<usize> = self
-            .strides
-            .iter()
-            .map(|s| idx.iter().zip(s).map(|(i, st)| i * st).sum())
-            .collect();
+        let mut offsets: Vec<usize> =
+            self.strides.iter().map(|s| idx.iter().zip(s).map(|(i, st)| i * st).sum()).collect();
         let mut pos = 0;
         while pos < count {
             let len = (last - idx[rank - 1]).min(count - pos);
@@ -240,9 +220,7 @@ mod tests {
             }
         }
         let col: Vec<i64> = (0..300).collect();
-        let out = zip((&col, &[300, 1]), (&b, &[1, 400]), &[300, 400], |x, y| {
-            x + y
-        });
+        let out = zip((&col, &[300, 1]), (&b, &[1, 400]), &[300, 400], |x, y| x + y);
         assert_eq!(out[401], 1 + 1000);
     }
 }

@@ -38,9 +38,7 @@ pub fn erf_inv_f32(x: f32) -> f32 {
             ],
         )
     };
-    let p = coefficients[1..]
-        .iter()
-        .fold(coefficients[0], |p, &c| c + p * w);
+    let p = coefficients[1..].iter().fold(coefficients[0], |p, &c| c + p * w);
     p * x
 }
 
@@ -70,10 +68,7 @@ mod tests {
     fn erf_inv_inverts_erf() {
         for &x in &[-0.999, -0.5, -1e-3, 0.0, 0.3, 0.9, 0.999_999] {
             assert!((libm::erf(erf_inv_f64(x)) - x).abs() < 1e-15, "{x}");
-            assert!(
-                (libm::erff(erf_inv_f32(x as f32)) - x as f32).abs() < 1e-6,
-                "{x}"
-            );
+            assert!((libm::erff(erf_inv_f32(x as f32)) - x as f32).abs() < 1e-6, "{x}");
         }
         assert_eq!(erf_inv_f32(1.0), f32::INFINITY);
         assert_eq!(erf_inv_f64(-1.0), f64::NEG_INFINITY);

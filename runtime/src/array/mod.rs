@@ -4,7 +4,7 @@ pub mod buffer;
 mod convert;
 mod display;
 mod methods;
-mod ops;
+pub mod ops;
 
 use std::sync::Arc;
 

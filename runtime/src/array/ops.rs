@@ -1,10 +1,21 @@
 //! Rust operators on arrays: `+ - * / % -x !x & | ^` on `Array`, `&Array` and Rust scalars on
 //! either side. Scalars are weakly typed (`f32 array * 2.0` stays `f32`).
+//!
+//! On the right any [`WeakScalar`] works (`f32`, `f64`, `i32`, `i64`); on the left `f64` and
+//! `i32`, which is what unsuffixed literals (`2.0 * &x`, `1 - &x`) are.
 
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
 
 use super::Array;
-use crate::jnp;
+use crate::jnp::{self, ArrayLike};
+
+/// Rust scalars that combine with arrays as weakly typed values.
+pub trait WeakScalar: ArrayLike + Copy {}
+
+impl WeakScalar for f32 {}
+impl WeakScalar for f64 {}
+impl WeakScalar for i32 {}
+impl WeakScalar for i64 {}
 
 macro_rules! binary_operator {
     ($trait:ident, $method:ident, $f:path) => {
@@ -28,19 +39,23 @@ macro_rules! binary_operator {
             #[track_caller]
             fn $method(self, rhs: Array) -> Array { $f(&self, &rhs) }
         }
-        binary_operator!(@scalars $trait, $method, $f, f32, f64, i32, i64);
+        // One generic impl for scalars on the right, so that an unsuffixed literal
+        // (`&x * 2.0`) has a single candidate and falls back to f64 / i32.
+        impl<S: WeakScalar> $trait<S> for &Array {
+            type Output = Array;
+            #[track_caller]
+            fn $method(self, rhs: S) -> Array { $f(self, rhs) }
+        }
+        impl<S: WeakScalar> $trait<S> for Array {
+            type Output = Array;
+            #[track_caller]
+            fn $method(self, rhs: S) -> Array { $f(&self, rhs) }
+        }
+        // On the left only one float and one integer type may implement the operator, or an
+        // unsuffixed literal (`2.0 * &x`) would be ambiguous.
+        binary_operator!(@scalars $trait, $method, $f, f64, i32);
     };
     (@scalars $trait:ident, $method:ident, $f:path, $($s:ty),*) => {$(
-        impl $trait<$s> for &Array {
-            type Output = Array;
-            #[track_caller]
-            fn $method(self, rhs: $s) -> Array { $f(self, rhs) }
-        }
-        impl $trait<$s> for Array {
-            type Output = Array;
-            #[track_caller]
-            fn $method(self, rhs: $s) -> Array { $f(&self, rhs) }
-        }
         impl $trait<&Array> for $s {
             type Output = Array;
             #[track_caller]

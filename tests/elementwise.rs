@@ -1,0 +1,308 @@
+//! Elementwise ops, broadcasting and type promotion against values computed with JAX
+//! (`tests/data/elementwise.json`, made by `tests/data/gen/elementwise.py`).
+
+mod common;
+
+use std::sync::OnceLock;
+
+use common::*;
+use rjax::prelude::*;
+use serde_json::Value;
+
+fn data() -> &'static Value {
+    static DATA: OnceLock<Value> = OnceLock::new();
+    DATA.get_or_init(|| serde_json::from_str(include_str!("data/elementwise.json")).unwrap())
+}
+
+fn unary_fn(name: &str) -> fn(&Array) -> Array {
+    match name {
+        "negative" => jnp::negative,
+        "abs" => jnp::abs,
+        "sign" => jnp::sign,
+        "square" => jnp::square,
+        "exp" => jnp::exp,
+        "exp2" => jnp::exp2,
+        "log" => jnp::log,
+        "log1p" => jnp::log1p,
+        "expm1" => jnp::expm1,
+        "sqrt" => jnp::sqrt,
+        "rsqrt" => jnp::rsqrt,
+        "cbrt" => jnp::cbrt,
+        "reciprocal" => jnp::reciprocal,
+        "sin" => jnp::sin,
+        "cos" => jnp::cos,
+        "tan" => jnp::tan,
+        "asin" => jnp::asin,
+        "acos" => jnp::acos,
+        "atan" => jnp::atan,
+        "sinh" => jnp::sinh,
+        "cosh" => jnp::cosh,
+        "tanh" => jnp::tanh,
+        "asinh" => jnp::asinh,
+        "acosh" => jnp::acosh,
+        "atanh" => jnp::atanh,
+        "sigmoid" => jnp::sigmoid,
+        "softplus" => jnp::softplus,
+        "erf" => jnp::erf,
+        "erfinv" => jnp::erfinv,
+        "floor" => jnp::floor,
+        "ceil" => jnp::ceil,
+        "round" => jnp::round,
+        other => panic!("no unary op {other}"),
+    }
+}
+
+fn binary_fn(name: &str) -> fn(&Array, &Array) -> Array {
+    match name {
+        "add" => |a, b| jnp::add(a, b),
+        "subtract" => |a, b| jnp::subtract(a, b),
+        "multiply" => |a, b| jnp::multiply(a, b),
+        "divide" => |a, b| jnp::divide(a, b),
+        "maximum" => |a, b| jnp::maximum(a, b),
+        "minimum" => |a, b| jnp::minimum(a, b),
+        "atan2" => |a, b| jnp::atan2(a, b),
+        "floor_divide" => |a, b| jnp::floor_divide(a, b),
+        "remainder" => |a, b| jnp::remainder(a, b),
+        "fmod" => |a, b| jnp::fmod(a, b),
+        "trunc_divide" => |a, b| jnp::trunc_divide(a, b),
+        "pow" => |a, b| jnp::pow(a, b),
+        "equal" => |a, b| jnp::equal(a, b),
+        "not_equal" => |a, b| jnp::not_equal(a, b),
+        "less" => |a, b| jnp::less(a, b),
+        "less_equal" => |a, b| jnp::less_equal(a, b),
+        "greater" => |a, b| jnp::greater(a, b),
+        "greater_equal" => |a, b| jnp::greater_equal(a, b),
+        "logaddexp" => |a, b| jnp::logaddexp(a, b),
+        "logical_and" => |a, b| jnp::logical_and(a, b),
+        "logical_or" => |a, b| jnp::logical_or(a, b),
+        "logical_xor" => |a, b| jnp::logical_xor(a, b),
+        other => panic!("no binary op {other}"),
+    }
+}
+
+/// f32 transcendental functions differ from XLA's by a few ulps.
+fn tolerance(dtype: DType) -> (f64, f64) {
+    if dtype == DType::F64 {
+        (1e-12, 1e-14)
+    } else {
+        (4e-6, 1e-6)
+    }
+}
+
+#[test]
+fn unary_ops_match_jax_in_f32_and_f64() {
+    let cases = data()["unary"].as_object().unwrap();
+    assert_eq!(cases.len(), 64);
+    for (key, case) in cases {
+        let name = key.rsplit_once('_').unwrap().0;
+        let x = leaf_to_array(&case["x"]);
+        let want = leaf_to_array(&case["out"]);
+        let got = unary_fn(name)(&x);
+        let (rtol, atol) = tolerance(x.dtype());
+        println!("{key}");
+        assert_close(&got, &want, rtol, atol);
+    }
+}
+
+#[test]
+fn binary_ops_broadcast_and_match_jax() {
+    let cases = data()["binary"].as_object().unwrap();
+    for (key, case) in cases {
+        let name = key.rsplit_once('_').unwrap().0;
+        let (a, b) = (leaf_to_array(&case["a"]), leaf_to_array(&case["b"]));
+        let want = leaf_to_array(&case["out"]);
+        let got = if name == "pow" { jnp::pow(&a.abs(), &b) } else { binary_fn(name)(&a, &b) };
+        let (rtol, atol) = tolerance(a.dtype());
+        println!("{key}");
+        assert_close(&got, &want, rtol, atol);
+    }
+}
+
+#[test]
+fn integer_ops_match_jax_exactly() {
+    for (name, case) in data()["int"].as_object().unwrap() {
+        let (a, b) = (leaf_to_array(&case["a"]), leaf_to_array(&case["b"]));
+        let want = leaf_to_array(&case["out"]);
+        let got = if name == "pow" { jnp::pow(&a, &b.abs()) } else { binary_fn(name)(&a, &b) };
+        println!("{name}");
+        // Integer results must match exactly; true division gives floats (XLA's f32 division
+        // may differ in the last bit).
+        let (rtol, atol) =
+            if want.dtype().is_float() { tolerance(want.dtype()) } else { (0.0, 0.0) };
+        assert_close(&got, &want, rtol, atol);
+    }
+}
+
+/// JAX's table computed with 64-bit types enabled: identical to rjax's for every pair of
+/// concrete dtypes. Where JAX's result is weak, rjax gives the default type of that kind
+/// (f32/i32) instead of x64 mode's f64/i64, as JAX does with its default 32-bit types.
+#[test]
+fn promotion_table_matches_jax() {
+    let table = data()["promotion"].as_object().unwrap();
+    let mut checked = 0;
+    for (key, want) in table {
+        let (a, b) = key.split_once(',').unwrap();
+        let a = DType::from_name(a).unwrap();
+        let (b, weak_b) = match b {
+            "weak_int" => (DType::I32, true),
+            "weak_float" => (DType::F32, true),
+            name => (DType::from_name(name).unwrap(), false),
+        };
+        let got = rjax::promote(&[(a, false), (b, weak_b)]);
+        let d = DType::from_name(want[0].as_str().unwrap()).unwrap();
+        let weak = want[1].as_bool().unwrap();
+        let want = match (weak, d) {
+            (true, d) if d.is_float() => (DType::F32, true),
+            (true, d) if d.is_int() => (DType::I32, true),
+            (_, d) => (d, weak),
+        };
+        assert_eq!(got, want, "promote({key})");
+        checked += 1;
+    }
+    assert_eq!(checked, 13 * 13 + 13 * 2);
+}
+
+#[test]
+fn weak_types_follow_jax() {
+    // jnp.add(1, f32[1]) is a strong f32
+    assert_golden("weak_int_plus_float32", 0, &jnp::add(1, jnp::array(&[2.0f32])));
+    let c = "weak_type_of_python_scalars";
+    assert_golden(c, 0, &jnp::asarray(1.0f32));
+    assert_golden(c, 1, &jnp::asarray(2i32));
+    assert_golden(c, 2, &(Array::from(1.0f32) + 1));
+    assert_golden(c, 3, &(jnp::asarray(1.0f32) + jnp::asarray(2i32)));
+    let c = "int_array_plus_python_float";
+    let a = jnp::array(&[1i32, 2]);
+    assert_golden(c, 0, &(&a + 1.5));
+    assert_golden(c, 1, &(&a * 2));
+    assert_golden(c, 2, &(jnp::array(&[1.0f32]).astype(DType::F16) + 1.0));
+    assert_golden(c, 3, &(jnp::array(&[1u8]) + 300));
+}
+
+#[test]
+fn integer_division_semantics() {
+    let c = "integer_division_semantics";
+    let (a, b) = (input(c, "a"), input(c, "b"));
+    assert_golden(c, 0, &(&a / &b));
+    assert_golden(c, 1, &jnp::floor_divide(&a, &b));
+    assert_golden(c, 2, &jnp::remainder(&a, &b));
+    assert_golden(c, 3, &jnp::trunc_divide(&a, &b));
+    assert_golden(c, 4, &jnp::fmod(&a, &b));
+}
+
+#[test]
+fn casts_and_overflow() {
+    let c = "casts_and_overflow";
+    let x = input(c, "x");
+    assert_golden(c, 0, &x.astype(DType::I32));
+    assert_golden(c, 1, &(jnp::array(&[250u8]) + jnp::array(&[10u8])));
+    assert_golden(c, 2, &jnp::round(&jnp::array(&[0.5f32, 1.5, 2.5, -0.5])));
+    assert_golden(c, 3, &(jnp::array(&[3.0e38f32]) * 10));
+}
+
+#[test]
+fn default_dtypes() {
+    let c = "default_float32_int32";
+    assert_golden(c, 0, &jnp::arange(3.0));
+    assert_golden(c, 1, &jnp::array(&[1.0f32, 2.0]));
+    assert_golden(c, 2, &jnp::zeros([2]));
+    assert_golden(c, 3, &jnp::linspace(0.0, 1.0, 3));
+    assert_golden(c, 4, &jnp::arange(3));
+    assert_golden(c, 5, &jnp::array(&[1i32, 2]));
+    assert_golden(c, 6, &Array::from(true));
+    assert_golden(c, 7, &(jnp::ones([2]) / 3));
+}
+
+#[test]
+fn operators_accept_arrays_references_and_scalars_on_either_side() {
+    let x = jnp::array(&[1.0f32, 2.0, 3.0]);
+    let expected = vec![3.0f32, 8.0, 15.0];
+    assert_eq!((&x * &x + &x * 2.0).to_vec::<f32>().unwrap(), expected);
+    assert_eq!((x.clone() * x.clone() + 2.0 * &x).to_vec::<f32>().unwrap(), expected);
+    assert_eq!((1.0 - &x).to_vec::<f32>().unwrap(), vec![0.0, -1.0, -2.0]);
+    assert_eq!((-&x).to_vec::<f32>().unwrap(), vec![-1.0, -2.0, -3.0]);
+    assert_eq!((2 / &x).to_vec::<f32>().unwrap(), vec![2.0, 1.0, 2.0 / 3.0]);
+    assert_eq!((&x % 2.0).to_vec::<f32>().unwrap(), vec![1.0, 0.0, 1.0]);
+    let mask = x.gt(1.5);
+    assert_eq!((!&mask).to_vec::<bool>().unwrap(), vec![true, false, false]);
+    assert_eq!((&mask & &x.lt(2.5)).to_vec::<bool>().unwrap(), vec![false, true, false]);
+}
+
+#[test]
+fn where_clip_and_predicates() {
+    let x = jnp::array(&[-2.0f32, f32::NAN, 0.5, f32::INFINITY]);
+    let got = jnp::where_(&x.gt(0.0), &x, 0.0);
+    assert_eq!(got.to_vec::<f32>().unwrap()[..3], [0.0, 0.0, 0.5]);
+    assert_eq!(jnp::isnan(&x).to_vec::<bool>().unwrap(), vec![false, true, false, false]);
+    assert_eq!(jnp::isfinite(&x).to_vec::<bool>().unwrap(), vec![true, false, true, false]);
+    let c = jnp::clip(&jnp::array(&[-2.0f32, 0.5, 3.0]), -1.0, 1.0);
+    assert_eq!(c.to_vec::<f32>().unwrap(), vec![-1.0, 0.5, 1.0]);
+    // an integer condition selects where nonzero
+    let w = jnp::where_(&jnp::array(&[0i32, 3]), 1.0f32, 2.0f32);
+    assert_eq!(w.to_vec::<f32>().unwrap(), vec![2.0, 1.0]);
+}
+
+#[test]
+fn powi_is_exact_and_handles_negative_bases() {
+    let x = jnp::array(&[-2.0f32, 3.0]);
+    assert_eq!(x.powi(3).to_vec::<f32>().unwrap(), vec![-8.0, 27.0]);
+    assert_eq!(x.powi(-1).to_vec::<f32>().unwrap(), vec![-0.5, 1.0 / 3.0]);
+    assert_eq!(jnp::arange(4).powi(2).to_vec::<i32>().unwrap(), vec![0, 1, 4, 9]);
+}
+
+#[test]
+fn large_arrays_run_in_parallel_and_match_small_ones() {
+    let n = 1 << 20;
+    let x = jnp::arange_step(0.0, n as f64, 1.0, DType::F32);
+    let y = (&x * 0.5).sin() + &x;
+    let v = y.to_vec::<f32>().unwrap();
+    for i in [0usize, 1, 65535, 65536, n - 1] {
+        assert_eq!(v[i], (i as f32 * 0.5).sin() + i as f32);
+    }
+}
+
+#[test]
+#[should_panic(expected = "add: shapes do not broadcast together: float32(3,) and float32(4,)")]
+fn mismatched_shapes_name_the_op_and_shapes() {
+    let _ = jnp::zeros([3]) + jnp::zeros([4]);
+}
+
+#[test]
+#[should_panic(expected = "add: expected numeric operands (arithmetic on bool is not defined")]
+fn arithmetic_on_bool_is_refused() {
+    let b = jnp::array(&[true, false]);
+    let _ = &b + &b;
+}
+
+#[test]
+#[should_panic(
+    expected = "neg: expected a numeric operand (bool arithmetic is not defined), got bool(2,)"
+)]
+fn negating_bool_is_refused() {
+    let _ = -jnp::array(&[true, false]);
+}
+
+#[test]
+#[should_panic(expected = "integer_pow[y=-1]: integers cannot be raised to the negative power -1")]
+fn negative_integer_powers_are_refused() {
+    let _ = jnp::arange(3).powi(-1);
+}
+
+#[test]
+#[should_panic(expected = "Array::from_shape_vec: shape (2, 3) needs 6 elements but 5 were given")]
+fn from_shape_vec_checks_the_length() {
+    let _ = Array::from_shape_vec([2, 3], vec![0.0f32; 5]);
+}
+
+#[test]
+fn fallible_reads_return_errors() {
+    let x = jnp::arange(3);
+    let e = x.to_vec::<f32>().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "to_vec: the array holds int32, not float32; convert it first with .astype(DType::F32)"
+    );
+    let e = x.item::<i32>().unwrap_err();
+    assert!(e.to_string().contains("item: an array of shape (3,) has 3 elements"), "{e}");
+    assert_eq!(Array::from(2.5f64).item::<f64>().unwrap(), 2.5);
+}

@@ -225,6 +225,8 @@ pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + 'static {
     fn wrap(v: Vec<Self>) -> Buffer;
     /// The typed slice inside `b`, if `b` holds this type.
     fn slice(b: &Buffer) -> Option<&[Self]>;
+    /// Moves the `Vec` out of `b` (leaving it empty), if `b` holds this type.
+    fn take_vec(b: &mut Buffer) -> Option<Vec<Self>>;
 }
 
 /// The `wrap`/`slice` pair of [`Element`]: buffer variants are named like dtype variants.
@@ -238,6 +240,13 @@ macro_rules! buffer_access {
         fn slice(b: &Buffer) -> Option<&[Self]> {
             match b {
                 Buffer::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        #[inline]
+        fn take_vec(b: &mut Buffer) -> Option<Vec<Self>> {
+            match b {
+                Buffer::$variant(v) => Some(std::mem::take(v)),
                 _ => None,
             }
         }

@@ -193,6 +193,21 @@ impl Buffer {
         T::slice(self)
     }
 
+    /// Bytes allocated for the buffer (its capacity, not just its length).
+    pub fn capacity_bytes(&self) -> usize {
+        crate::with_buffer!(self, |v: T| v.capacity() * std::mem::size_of::<T>())
+    }
+
+    /// Moves the allocation out, leaving this buffer empty (so dropping it recycles nothing).
+    fn take_allocation(&mut self) -> Buffer {
+        crate::with_buffer!(self, |v: T| T::wrap(std::mem::take(v)))
+    }
+
+    /// Frees the allocation now, bypassing the pool.
+    pub(crate) fn release(&mut self) {
+        crate::with_buffer!(self, |v: T| drop(std::mem::take::<Vec<T>>(v)))
+    }
+
     /// A new buffer of `dtype` with every element converted by `astype` rules.
     pub fn cast(&self, dtype: DType) -> Buffer {
         crate::with_buffer!(self, |src: S| {
@@ -200,5 +215,14 @@ impl Buffer {
                 D::wrap(crate::exec::cpu::elementwise::map(src, |x: S| x.cast::<D>()))
             })
         })
+    }
+}
+
+impl Drop for Buffer {
+    /// Large buffers go back to the pool for reuse by the next result of the same size.
+    fn drop(&mut self) {
+        if self.capacity_bytes() >= crate::exec::cpu::pool::MIN_POOLED_BYTES {
+            crate::exec::cpu::pool::recycle(self.take_allocation());
+        }
     }
 }

@@ -188,9 +188,10 @@ fn via_f32<H: Element>(
     to: impl Fn(H) -> f32 + Sync,
 ) -> Buffer {
     let wide = map(v, to);
-    match float_op(op, &wide) {
-        Buffer::F32(r) => H::wrap(map(&r, from)),
-        predicate => predicate,
+    let result = float_op(op, &wide);
+    match &result {
+        Buffer::F32(r) => H::wrap(map(r, from)),
+        _ => result,
     }
 }
 

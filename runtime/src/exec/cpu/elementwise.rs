@@ -7,6 +7,8 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use super::pool;
+use crate::dtype::Element;
 use crate::shape::broadcast_strides;
 
 /// Below this many elements a kernel runs on the calling thread.
@@ -16,8 +18,8 @@ const CHUNK: usize = 1 << 14;
 
 /// Builds a `Vec` of `n` elements by letting `fill(start, out)` write every element of each
 /// chunk `out` that begins at flat index `start`; chunks run in parallel for large `n`.
-pub fn build<D: Send>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<D>]) + Sync) -> Vec<D> {
-    let mut out: Vec<D> = Vec::with_capacity(n);
+pub fn build<D: Element>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<D>]) + Sync) -> Vec<D> {
+    let mut out: Vec<D> = pool::take(n);
     let spare = &mut out.spare_capacity_mut()[..n];
     if n < PARALLEL_THRESHOLD {
         fill(0, spare);
@@ -31,7 +33,7 @@ pub fn build<D: Send>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<D>]) + Sy
 }
 
 /// `f` applied to every element.
-pub fn map<S: Copy + Sync, D: Send>(src: &[S], f: impl Fn(S) -> D + Sync) -> Vec<D> {
+pub fn map<S: Copy + Sync, D: Element>(src: &[S], f: impl Fn(S) -> D + Sync) -> Vec<D> {
     build(src.len(), |start, out| {
         let len = out.len();
         for (o, &x) in out.iter_mut().zip(&src[start..start + len]) {
@@ -42,7 +44,7 @@ pub fn map<S: Copy + Sync, D: Send>(src: &[S], f: impl Fn(S) -> D + Sync) -> Vec
 
 /// `f` applied elementwise to `a` and `b` broadcast to `out_shape` (NumPy rules; the caller has
 /// checked the shapes are compatible).
-pub fn zip<A: Copy + Sync, B: Copy + Sync, D: Send>(
+pub fn zip<A: Copy + Sync, B: Copy + Sync, D: Element>(
     a: (&[A], &[usize]),
     b: (&[B], &[usize]),
     out_shape: &[usize],
@@ -87,7 +89,7 @@ pub fn zip<A: Copy + Sync, B: Copy + Sync, D: Send>(
 }
 
 /// `f` applied elementwise to three operands broadcast to `out_shape`.
-pub fn zip3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, D: Send>(
+pub fn zip3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, D: Element>(
     a: (&[A], &[usize]),
     b: (&[B], &[usize]),
     c: (&[C], &[usize]),

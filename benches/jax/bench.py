@@ -1,0 +1,37 @@
+"""JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
+
+    python3 benches/jax/bench.py w1|w2
+"""
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def median_time(f, runs=7):
+    f()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return sorted(times)[runs // 2]
+
+
+def w1():
+    x = jnp.ones((5000, 5000), jnp.float32)
+    slow_f = lambda x: x * x + x * 2.0
+    fast_f = jax.jit(slow_f)
+    print("jax_w1_op_by_op", median_time(lambda: slow_f(x).block_until_ready()))
+    print("jax_w1_jit", median_time(lambda: fast_f(x).block_until_ready()))
+
+
+def w2():
+    a = jnp.ones((2048, 2048), jnp.float32) * 0.5
+    b = jnp.ones((2048, 2048), jnp.float32) * 0.25
+    mm = jax.jit(jnp.matmul)
+    print("jax_w2_matmul", median_time(lambda: mm(a, b).block_until_ready()))
+
+
+{"w1": w1, "w2": w2}[sys.argv[1]]()

@@ -1,0 +1,86 @@
+//! A pool of large freed buffers, so that a steady stream of same-sized results reuses memory
+//! whose pages are already mapped instead of page-faulting fresh ones (for a 100 MB result the
+//! faults cost more than the arithmetic).
+
+use std::sync::Mutex;
+
+use crate::array::Buffer;
+use crate::dtype::Element;
+
+/// Buffers smaller than this go straight back to the system allocator, which handles them well.
+pub const MIN_POOLED_BYTES: usize = 1 << 18;
+/// The most memory the pool keeps; the oldest buffers are released beyond it.
+const MAX_RETAINED_BYTES: usize = 1 << 30;
+/// A pooled buffer serves requests down to this fraction of its capacity.
+const MAX_WASTE_DIVISOR: usize = 4;
+
+struct Pool {
+    free: Vec<Buffer>,
+    bytes: usize,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool { free: Vec::new(), bytes: 0 });
+
+/// Keeps a large buffer that is no longer referenced for a later [`take`].
+pub(crate) fn recycle(buffer: Buffer) {
+    let mut released = Vec::new();
+    {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        pool.bytes += buffer.capacity_bytes();
+        pool.free.push(buffer);
+        while pool.bytes > MAX_RETAINED_BYTES {
+            let mut oldest = pool.free.remove(0);
+            pool.bytes -= oldest.capacity_bytes();
+            released.push(oldest.release());
+        }
+    }
+    // Freed outside the lock: unmapping large buffers takes a while.
+    drop(released);
+}
+
+/// An empty `Vec` with room for at least `n` elements, reusing a pooled buffer when one fits.
+pub fn take<T: Element>(n: usize) -> Vec<T> {
+    let bytes = n * std::mem::size_of::<T>();
+    if bytes >= MIN_POOLED_BYTES {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = |b: &Buffer| {
+            let cap = b.capacity_bytes();
+            b.dtype() == T::DTYPE && cap >= bytes && cap - bytes <= bytes / MAX_WASTE_DIVISOR
+        };
+        if let Some(i) = pool.free.iter().rposition(fits) {
+            let mut buffer = pool.free.swap_remove(i);
+            pool.bytes -= buffer.capacity_bytes();
+            drop(pool);
+            let mut v = T::take_vec(&mut buffer).expect("the dtype was checked");
+            v.clear();
+            return v;
+        }
+    }
+    Vec::with_capacity(n)
+}
+
+/// How many bytes the pool holds now.
+pub fn retained_bytes() -> usize {
+    POOL.lock().unwrap_or_else(|e| e.into_inner()).bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_large_buffer_is_reused_for_the_next_request_of_its_size() {
+        // A size no other test uses, so parallel tests cannot take it first.
+        let n = (MIN_POOLED_BYTES / 8) * 3 + 17;
+        let v: Vec<f64> = vec![1.0; n];
+        let ptr = v.as_ptr();
+        drop(Buffer::F64(v));
+        let again: Vec<f64> = take(n);
+        assert_eq!(again.as_ptr(), ptr);
+        assert!(again.is_empty() && again.capacity() >= n);
+        // Another dtype of the same byte size does not get it.
+        drop(Buffer::F64(again));
+        let other: Vec<i64> = take(n);
+        assert_ne!(other.as_ptr() as usize, ptr as usize);
+    }
+}

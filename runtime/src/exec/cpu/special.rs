@@ -52,7 +52,10 @@ pub fn erf_inv_f64(x: f64) -> f64 {
         return x * f64::INFINITY;
     }
     let two_over_sqrt_pi = std::f64::consts::FRAC_2_SQRT_PI;
-    let mut y = erf_inv_f32(x as f32) as f64;
+    let start = erf_inv_f32(x as f32) as f64;
+    // Where x rounds to +-1 in f32, start from the tail asymptote sqrt(-ln(1 - x^2)) instead.
+    let mut y =
+        if start.is_finite() { start } else { x.signum() * (-((1.0 - x) * (1.0 + x)).ln()).sqrt() };
     // Near +-1 the f32 start is off by up to ~1e-2 (erf is flat there); Newton converges
     // quadratically, so a handful of steps always suffice.
     for _ in 0..6 {

@@ -86,7 +86,7 @@ proptest! {
         let (va, vb) = (values(&sa, 0.0), values(&sb, 2.0));
         let a = Array::from_shape_vec(&sa, va.clone());
         let b = Array::from_shape_vec(&sb, vb.clone());
-        let got = jnp::where_(&a.gt(0.0), &b, &a);
+        let got = jnp::where_(a.gt(0.0), &b, &a);
         let got_shape = got.shape().to_vec();
         let got = got.to_vec::<f32>().unwrap();
         for (flat, g) in got.iter().enumerate() {

@@ -77,7 +77,7 @@ impl<T: Element> From<ArrayD<T>> for Array {
 
 impl<T: Element> From<&ArrayD<T>> for Array {
     fn from(a: &ArrayD<T>) -> Array {
-        Array::from_shape_vec(a.shape().to_vec(), a.iter().copied().collect())
+        Array::from_shape_vec(a.shape(), a.iter().copied().collect())
     }
 }
 

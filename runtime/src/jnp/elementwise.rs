@@ -112,7 +112,7 @@ pub fn logaddexp(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     let delta = subtract(a, b);
     let tail = log1p(&exp(&negative(&abs(&delta))));
     // Where the inputs are equal infinities the difference is NaN; the max is the answer then.
-    where_(&isnan(&delta), &add(a, b), &add(&hi, &tail))
+    where_(isnan(&delta), add(a, b), add(&hi, &tail))
 }
 
 macro_rules! binary_fns {
@@ -182,9 +182,9 @@ pub fn floor_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     if a.dtype().is_int() {
         let q = bind1(&BinaryOp::Div, &[a, b]);
         let r = bind1(&BinaryOp::Rem, &[a, b]);
-        let signs_differ = not_equal(&sign(a), &sign(b));
-        let adjust = logical_and(&signs_differ, &not_equal(&r, 0));
-        return where_(&adjust, &subtract(&q, 1), &q);
+        let signs_differ = not_equal(sign(a), sign(b));
+        let adjust = logical_and(&signs_differ, not_equal(&r, 0));
+        return where_(&adjust, subtract(&q, 1), &q);
     }
     float_divmod(a, b).0
 }
@@ -201,8 +201,8 @@ pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     if a.dtype().is_unsigned_int() {
         return r;
     }
-    let adjust = logical_and(&not_equal(&r, 0), &not_equal(&sign(&r), &sign(b)));
-    where_(&adjust, &add(&r, b), &r)
+    let adjust = logical_and(not_equal(&r, 0), not_equal(sign(&r), sign(b)));
+    where_(&adjust, add(&r, b), &r)
 }
 
 /// Truncating division and C remainder are the primitives; Python's floor semantics are built
@@ -211,9 +211,9 @@ pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
 fn float_divmod(a: &Array, b: &Array) -> (Array, Array) {
     let m = bind1(&BinaryOp::Rem, &[a, b]);
     let d = bind1(&BinaryOp::Div, &[&subtract(a, &m), b]);
-    let fix = logical_and(&not_equal(&m, 0.0), &not_equal(&sign(b), &sign(&m)));
-    let m = where_(&fix, &add(&m, b), &m);
-    let d = where_(&fix, &subtract(&d, 1.0), &d);
+    let fix = logical_and(not_equal(&m, 0.0), not_equal(sign(b), sign(&m)));
+    let m = where_(&fix, add(&m, b), &m);
+    let d = where_(&fix, subtract(&d, 1.0), &d);
     (round(&d), m)
 }
 
@@ -246,7 +246,7 @@ pub fn where_(
 /// [`maximum`] or [`minimum`] alone for a one-sided bound.
 #[track_caller]
 pub fn clip(x: &Array, lo: impl ArrayLike, hi: impl ArrayLike) -> Array {
-    minimum(&maximum(x, lo), hi)
+    minimum(maximum(x, lo), hi)
 }
 
 /// Converts to `dtype` (`x.astype(dtype)`): floats truncate toward zero into integers,

@@ -31,7 +31,8 @@ pub(crate) fn recycle(buffer: Buffer) {
         while pool.bytes > MAX_RETAINED_BYTES {
             let mut oldest = pool.free.remove(0);
             pool.bytes -= oldest.capacity_bytes();
-            released.push(oldest.release());
+            oldest.release();
+            released.push(());
         }
     }
     // Freed outside the lock: unmapping large buffers takes a while.

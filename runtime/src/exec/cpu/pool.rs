@@ -23,20 +23,21 @@ static POOL: Mutex<Pool> = Mutex::new(Pool { free: Vec::new(), bytes: 0 });
 
 /// Keeps a large buffer that is no longer referenced for a later [`take`].
 pub(crate) fn recycle(buffer: Buffer) {
-    let mut released = Vec::new();
+    let mut evicted = Vec::new();
     {
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         pool.bytes += buffer.capacity_bytes();
         pool.free.push(buffer);
         while pool.bytes > MAX_RETAINED_BYTES {
-            let mut oldest = pool.free.remove(0);
+            let oldest = pool.free.remove(0);
             pool.bytes -= oldest.capacity_bytes();
-            oldest.release();
-            released.push(());
+            evicted.push(oldest);
         }
     }
-    // Freed outside the lock: unmapping large buffers takes a while.
-    drop(released);
+    // Freed outside the lock (unmapping large buffers takes a while), bypassing the pool.
+    for mut buffer in evicted {
+        buffer.release();
+    }
 }
 
 /// An empty `Vec` with room for at least `n` elements, reusing a pooled buffer when one fits.

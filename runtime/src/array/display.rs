@@ -9,6 +9,8 @@ use crate::dtype::{DType, Element};
 /// Arrays with more elements than this print the first and last 3 entries of each axis.
 const SUMMARIZE_ABOVE: usize = 1000;
 const EDGE_ITEMS: usize = 3;
+/// Most fractional digits shown, as NumPy's default `precision=8`.
+const PRECISION: usize = 8;
 
 impl fmt::Display for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -71,6 +73,18 @@ fn format_floats<T: Element + fmt::Display + fmt::LowerExp>(values: &[T]) -> Vec
                 return None;
             }
             let s = if scientific { format!("{v:e}") } else { format!("{v}") };
+            // NumPy shows at most 8 fractional digits (of the mantissa, in scientific mode).
+            let s = match s.split_once('.') {
+                Some((_, frac)) if frac.split('e').next().unwrap().len() > PRECISION => {
+                    let rounded = if scientific {
+                        format!("{v:.PRECISION$e}")
+                    } else {
+                        format!("{v:.PRECISION$}")
+                    };
+                    trim_fraction_zeros(&rounded)
+                }
+                _ => s,
+            };
             let (mantissa, exponent) = match s.split_once('e') {
                 Some((m, e)) => (m.to_string(), format_exponent(e)),
                 None => (s, String::new()),
@@ -156,4 +170,14 @@ fn write_nested(
         }
     }
     f.write_str("]")
+}
+
+/// `0.50000000` -> `0.5`, `1.20000000e-3` -> `1.2e-3`.
+fn trim_fraction_zeros(s: &str) -> String {
+    let (mantissa, exponent) = match s.split_once('e') {
+        Some((m, e)) => (m, format!("e{e}")),
+        None => (s, String::new()),
+    };
+    let mantissa = if mantissa.contains('.') { mantissa.trim_end_matches('0') } else { mantissa };
+    format!("{mantissa}{exponent}")
 }

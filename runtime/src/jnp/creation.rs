@@ -3,15 +3,45 @@
 use crate::dtype::{Element, DEFAULT_FLOAT, DEFAULT_INT};
 use crate::{with_dtype, Array, DType};
 
+/// Rust data that becomes a 1-D array: a slice, a reference to a fixed-size array, or a `Vec`.
+pub trait ArrayData<T> {
+    fn into_vec(self) -> Vec<T>;
+}
+
+impl<T: Element> ArrayData<T> for &[T] {
+    fn into_vec(self) -> Vec<T> {
+        self.to_vec()
+    }
+}
+
+impl<T: Element, const N: usize> ArrayData<T> for &[T; N] {
+    fn into_vec(self) -> Vec<T> {
+        self.to_vec()
+    }
+}
+
+impl<T: Element> ArrayData<T> for Vec<T> {
+    fn into_vec(self) -> Vec<T> {
+        self
+    }
+}
+
+impl<T: Element> ArrayData<T> for &Vec<T> {
+    fn into_vec(self) -> Vec<T> {
+        self.clone()
+    }
+}
+
 /// A 1-D array from a slice or `Vec`, with the element type's dtype.
 ///
 /// ```
 /// use rjax_runtime::{jnp, DType};
 /// let x = jnp::array(&[1.0f32, 2.0]);
 /// assert_eq!((x.shape(), x.dtype()), (&[2][..], DType::F32));
+/// assert_eq!(jnp::array(vec![1i32, 2, 3]).dtype(), DType::I32);
 /// ```
-pub fn array<T: Element>(data: impl AsRef<[T]>) -> Array {
-    let data = data.as_ref().to_vec();
+pub fn array<T: Element>(data: impl ArrayData<T>) -> Array {
+    let data = data.into_vec();
     Array::from_shape_vec([data.len()], data)
 }
 

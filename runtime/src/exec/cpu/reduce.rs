@@ -336,6 +336,9 @@ where
     let (outer, n, inner) = split_at_axis(shape, axis);
     assert!(n > 0, "arg_reduce over an empty axis");
     let mut out = vec![0i32; outer * inner];
+    if out.is_empty() {
+        return out;
+    }
     let parallel = src.len() >= PARALLEL_THRESHOLD;
     if inner == 1 {
         let per_row = |(o, row): (&mut i32, &[T])| *o = arg_row(row, &better) as i32;

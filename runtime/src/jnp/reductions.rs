@@ -237,7 +237,7 @@ fn variance(name: &str, x: &Array, axes: Axes, keepdims: bool, ddof: usize) -> (
     let axes = axes.resolve(name, x.ndim());
     let (xc, out) = statistics_dtype(x);
     let n = count(x.shape(), &axes);
-    let mean = divide(&fold(ReduceOp::Sum, &xc, &axes, true), n as f64);
+    let mean = divide(fold(ReduceOp::Sum, &xc, &axes, true), n as f64);
     let deviations = square(&subtract(&xc, &mean));
     let total = fold(ReduceOp::Sum, &deviations, &axes, keepdims);
     (divide(&total, n.saturating_sub(ddof) as f64), out)
@@ -335,10 +335,10 @@ pub fn logsumexp_axes(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Array
     let x = inexact(x);
     let peak = fold(ReduceOp::Max, &x, &axes, true);
     // An infinite (or empty) slice would turn the shift into inf - inf: shift by 0 instead.
-    let shift = where_(&isfinite(&peak), &peak, 0.0);
+    let shift = where_(isfinite(&peak), &peak, 0.0);
     let total = fold(ReduceOp::Sum, &exp(&subtract(&x, &shift)), &axes, keepdims);
     let shift = if keepdims { shift } else { shift.with_shape(total.shape().to_vec()) };
-    add(&log(&total), &shift)
+    add(log(&total), &shift)
 }
 
 /// Whether every element is true (nonzero); `true` for an empty array.
@@ -438,8 +438,8 @@ fn scan_along(op: CumOp, name: &str, x: &Array, axis: Option<isize>) -> Array {
 pub fn softmax(x: &Array, axes: impl Into<Axes>) -> Array {
     let axes = axes.into().resolve("softmax", x.ndim());
     let x = inexact(x);
-    let e = exp(&subtract(&x, &fold(ReduceOp::Max, &x, &axes, true)));
-    divide(&e, &fold(ReduceOp::Sum, &e, &axes, true))
+    let e = exp(&subtract(&x, fold(ReduceOp::Max, &x, &axes, true)));
+    divide(&e, fold(ReduceOp::Sum, &e, &axes, true))
 }
 
 /// `log(softmax(x))` over `axes` (`jax.nn.log_softmax`), computed as `x - max - log(sum(exp(x -
@@ -454,9 +454,9 @@ pub fn softmax(x: &Array, axes: impl Into<Axes>) -> Array {
 pub fn log_softmax(x: &Array, axes: impl Into<Axes>) -> Array {
     let axes = axes.into().resolve("log_softmax", x.ndim());
     let x = inexact(x);
-    let shifted = subtract(&x, &fold(ReduceOp::Max, &x, &axes, true));
+    let shifted = subtract(&x, fold(ReduceOp::Max, &x, &axes, true));
     let total = fold(ReduceOp::Sum, &exp(&shifted), &axes, true);
-    subtract(&shifted, &log(&total))
+    subtract(&shifted, log(&total))
 }
 
 macro_rules! reduction_methods {

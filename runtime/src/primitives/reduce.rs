@@ -267,12 +267,9 @@ impl Primitive for ArgReduce {
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
         let x = inputs[0];
         let (shape, axis) = (x.shape(), self.axis);
-        // A NaN beats any number and loses to an earlier NaN; ties keep the earlier element.
         let indices = crate::with_buffer!(x.buffer(), |v: T| match self.op {
-            ArgOp::Max =>
-                arg_reduce(v, shape, axis, |c: T, b: T| c > b || (is_nan(c) && !is_nan(b))),
-            ArgOp::Min =>
-                arg_reduce(v, shape, axis, |c: T, b: T| c < b || (is_nan(c) && !is_nan(b))),
+            ArgOp::Max => arg_reduce(v, shape, axis, beats_max::<T>),
+            ArgOp::Min => arg_reduce(v, shape, axis, beats_min::<T>),
         });
         vec![Array::from_buffer(outputs[0].shape.clone(), Buffer::I32(indices), false)]
     }
@@ -284,6 +281,19 @@ fn and(a: bool, b: bool) -> bool {
 
 fn or(a: bool, b: bool) -> bool {
     a | b
+}
+
+/// Whether `c` replaces `b` as the running argmax: a NaN beats any number and loses to an
+/// earlier NaN; ties keep the earlier element.
+#[inline(always)]
+fn beats_max<T: PartialOrd + Copy>(c: T, b: T) -> bool {
+    c > b || (is_nan(c) && !is_nan(b))
+}
+
+/// Whether `c` replaces `b` as the running argmin (NaN counts as the smallest).
+#[inline(always)]
+fn beats_min<T: PartialOrd + Copy>(c: T, b: T) -> bool {
+    c < b || (is_nan(c) && !is_nan(b))
 }
 
 /// NaN is the only value not equal to itself; for integers and bools this is always false.

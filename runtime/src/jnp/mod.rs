@@ -8,9 +8,11 @@
 
 mod creation;
 mod elementwise;
+mod reductions;
 
 pub use creation::*;
 pub use elementwise::*;
+pub use reductions::*;
 
 pub use crate::shape::Axes;
 use crate::{Array, DType};

@@ -8,6 +8,7 @@
 
 pub mod binary;
 pub mod convert;
+pub mod reduce;
 pub mod select;
 pub mod unary;
 
@@ -19,6 +20,7 @@ use crate::shape::ShapeDisplay;
 
 pub use binary::BinaryOp;
 pub use convert::Convert;
+pub use reduce::{ArgOp, ArgReduce, CumOp, Cumulative, Reduce, ReduceOp};
 pub use select::Select;
 pub use unary::UnaryOp;
 

@@ -164,6 +164,10 @@ impl Walk {
     /// Calls `f(pos, len, offsets)` for each contiguous run covering output elements
     /// `start..start + count`; `pos` is relative to `start`.
     fn for_runs(&self, start: usize, count: usize, mut f: impl FnMut(usize, usize, &[usize])) {
+        // An empty output may have zero extents, which the index decomposition cannot divide by.
+        if count == 0 {
+            return;
+        }
         let last = *self.dims.last().unwrap();
         let rank = self.dims.len();
         // Decompose `start` into a multi-index.

@@ -2,4 +2,5 @@
 
 pub mod elementwise;
 pub mod pool;
+pub mod reduce;
 pub mod special;

@@ -1,0 +1,401 @@
+//! Reductions: folds over axes (`reduce_sum`, `reduce_max`, ...), `argmax`/`argmin` along one
+//! axis, and cumulative scans along one axis (`cumsum`, ...).
+//!
+//! The primitives take normalized axes and keep dtypes; `jnp` resolves negative axes, widens
+//! small integers before summing and reshapes for `keepdims`. Half-precision floats are folded
+//! in `f32` and rounded once at the end, as XLA does on CPU.
+
+use std::convert::identity as same;
+
+use half::{bf16, f16};
+
+use super::binary::Scalar;
+use super::{expect_arity, Aval, Primitive};
+use crate::array::{Array, Buffer};
+use crate::dtype::DType;
+use crate::exec::cpu::elementwise::map;
+use crate::exec::cpu::reduce::{arg_reduce, reduce, scan, Fold};
+
+/// How a fold over axes combines elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum of numbers (not bool); integers wrap.
+    Sum,
+    /// Product of numbers (not bool); integers wrap.
+    Prod,
+    /// Largest element; NaN propagates. For bool, logical or.
+    Max,
+    /// Smallest element; NaN propagates. For bool, logical and.
+    Min,
+    /// Logical and of bools.
+    And,
+    /// Logical or of bools.
+    Or,
+}
+
+impl ReduceOp {
+    /// The primitive's name (`reduce_sum`, ...).
+    pub fn op_name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "reduce_sum",
+            ReduceOp::Prod => "reduce_prod",
+            ReduceOp::Max => "reduce_max",
+            ReduceOp::Min => "reduce_min",
+            ReduceOp::And => "reduce_and",
+            ReduceOp::Or => "reduce_or",
+        }
+    }
+}
+
+/// `reduce_*`: folds `axes` away; the output keeps the other axes in order. Folding an empty
+/// axis gives the op's identity (0, 1, -inf / the type's minimum for max, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Reduce {
+    pub op: ReduceOp,
+    /// Distinct axes in `0..rank`, in any order.
+    pub axes: Vec<usize>,
+}
+
+/// Which element an [`ArgReduce`] finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgOp {
+    Max,
+    Min,
+}
+
+/// `argmax` / `argmin` along `axis`: the `int32` index of the first largest (smallest)
+/// element, where a NaN counts as larger (smaller) than everything, as in NumPy and JAX.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArgReduce {
+    pub op: ArgOp,
+    pub axis: usize,
+}
+
+/// How a cumulative scan combines elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CumOp {
+    /// Running sum of numbers (not bool).
+    Sum,
+    /// Running product of numbers (not bool).
+    Prod,
+    /// Running maximum; NaN propagates.
+    Max,
+    /// Running minimum; NaN propagates.
+    Min,
+}
+
+/// `cumsum` / `cumprod` / `cummax` / `cummin` along `axis` (`lax.cumsum` and friends): element
+/// `i` is the fold of elements `0..=i`, or of `i..` when `reverse`. The output has the input's
+/// shape and dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Cumulative {
+    pub op: CumOp,
+    pub axis: usize,
+    pub reverse: bool,
+}
+
+/// Checks that `axis` indexes `x`, naming the rank and the operand when it does not.
+fn check_axis(axis: usize, x: &Aval) -> Result<(), String> {
+    if axis < x.shape.len() {
+        Ok(())
+    } else {
+        Err(format!(
+            "axis {axis} is out of bounds for an array of rank {} (operand {x})",
+            x.shape.len()
+        ))
+    }
+}
+
+const NOT_BOOL: &str =
+    "a numeric operand (bool arithmetic is not defined; convert with .astype first)";
+
+impl Primitive for Reduce {
+    fn name(&self) -> String {
+        self.op.op_name().to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        let x = &inputs[0];
+        for (i, &axis) in self.axes.iter().enumerate() {
+            check_axis(axis, x)?;
+            if self.axes[..i].contains(&axis) {
+                return Err(format!("repeated axis {axis} in axes {:?}", self.axes));
+            }
+        }
+        let wants = match self.op {
+            ReduceOp::Sum | ReduceOp::Prod if x.dtype.is_bool() => Some(NOT_BOOL),
+            ReduceOp::And | ReduceOp::Or if !x.dtype.is_bool() => Some("a bool operand"),
+            _ => None,
+        };
+        if let Some(wants) = wants {
+            return Err(format!("expected {wants}, got {x}"));
+        }
+        let shape = x
+            .shape
+            .iter()
+            .enumerate()
+            .filter(|(ax, _)| !self.axes.contains(ax))
+            .map(|(_, &d)| d)
+            .collect();
+        Ok(vec![Aval { shape, dtype: x.dtype, weak: x.weak }])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let (op, shape, axes) = (self.op, x.shape(), &self.axes[..]);
+        let buffer = match x.buffer() {
+            Buffer::Bool(v) => Buffer::Bool(match op {
+                ReduceOp::And | ReduceOp::Min => {
+                    reduce(v, shape, axes, &Fold { identity: true, load: same, combine: and })
+                }
+                _ => reduce(v, shape, axes, &Fold { identity: false, load: same, combine: or }),
+            }),
+            Buffer::F16(v) => {
+                Buffer::F16(map(&fold_numbers(op, v, shape, axes, f16::to_f32), f16::from_f32))
+            }
+            Buffer::BF16(v) => {
+                Buffer::BF16(map(&fold_numbers(op, v, shape, axes, bf16::to_f32), bf16::from_f32))
+            }
+            Buffer::F32(v) => Buffer::F32(fold_numbers(op, v, shape, axes, same)),
+            Buffer::F64(v) => Buffer::F64(fold_numbers(op, v, shape, axes, same)),
+            Buffer::I8(v) => Buffer::I8(fold_numbers(op, v, shape, axes, same)),
+            Buffer::I16(v) => Buffer::I16(fold_numbers(op, v, shape, axes, same)),
+            Buffer::I32(v) => Buffer::I32(fold_numbers(op, v, shape, axes, same)),
+            Buffer::I64(v) => Buffer::I64(fold_numbers(op, v, shape, axes, same)),
+            Buffer::U8(v) => Buffer::U8(fold_numbers(op, v, shape, axes, same)),
+            Buffer::U16(v) => Buffer::U16(fold_numbers(op, v, shape, axes, same)),
+            Buffer::U32(v) => Buffer::U32(fold_numbers(op, v, shape, axes, same)),
+            Buffer::U64(v) => Buffer::U64(fold_numbers(op, v, shape, axes, same)),
+        };
+        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+    }
+}
+
+/// Folds numbers, loaded into accumulators of type `A`. Each arm passes its combining function
+/// as its own type so the kernel inlines it into its loops.
+fn fold_numbers<S, A>(
+    op: ReduceOp,
+    v: &[S],
+    shape: &[usize],
+    axes: &[usize],
+    load: impl Fn(S) -> A + Sync,
+) -> Vec<A>
+where
+    S: Copy + Sync,
+    A: Identities,
+{
+    match op {
+        ReduceOp::Sum => reduce(v, shape, axes, &Fold { identity: A::ZERO, load, combine: A::add }),
+        ReduceOp::Prod => reduce(v, shape, axes, &Fold { identity: A::ONE, load, combine: A::mul }),
+        ReduceOp::Max => {
+            reduce(v, shape, axes, &Fold { identity: A::LOWEST, load, combine: <A as Scalar>::max })
+        }
+        ReduceOp::Min => reduce(
+            v,
+            shape,
+            axes,
+            &Fold { identity: A::HIGHEST, load, combine: <A as Scalar>::min },
+        ),
+        ReduceOp::And | ReduceOp::Or => unreachable!("the shape rule only lets bools through"),
+    }
+}
+
+/// The identities of the numeric folds, for the types that accumulate (`f16` folds in `f32`).
+pub(crate) trait Identities: Scalar {
+    const ZERO: Self;
+    const ONE: Self;
+    /// The identity of `max`: -inf for floats, the type's minimum for integers.
+    const LOWEST: Self;
+    /// The identity of `min`.
+    const HIGHEST: Self;
+}
+
+macro_rules! int_identities {
+    ($($t:ident),*) => {$(
+        impl Identities for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const LOWEST: Self = $t::MIN;
+            const HIGHEST: Self = $t::MAX;
+        }
+    )*};
+}
+int_identities!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_identities {
+    ($($t:ident),*) => {$(
+        impl Identities for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const LOWEST: Self = $t::NEG_INFINITY;
+            const HIGHEST: Self = $t::INFINITY;
+        }
+    )*};
+}
+float_identities!(f32, f64);
+
+impl Primitive for ArgReduce {
+    fn name(&self) -> String {
+        match self.op {
+            ArgOp::Max => "argmax",
+            ArgOp::Min => "argmin",
+        }
+        .to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        let x = &inputs[0];
+        check_axis(self.axis, x)?;
+        let n = x.shape[self.axis];
+        if n == 0 {
+            return Err(format!(
+                "attempt to get {} of an empty sequence: axis {} of {x} is empty",
+                self.name(),
+                self.axis
+            ));
+        }
+        if n > i32::MAX as usize {
+            return Err(format!("axis {} of {x} is too long for int32 indices", self.axis));
+        }
+        let mut shape = x.shape.clone();
+        shape.remove(self.axis);
+        Ok(vec![Aval { shape, dtype: DType::I32, weak: false }])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let (shape, axis) = (x.shape(), self.axis);
+        let indices = crate::with_buffer!(x.buffer(), |v: T| match self.op {
+            ArgOp::Max => arg_reduce(v, shape, axis, beats_max::<T>),
+            ArgOp::Min => arg_reduce(v, shape, axis, beats_min::<T>),
+        });
+        vec![Array::from_buffer(outputs[0].shape.clone(), Buffer::I32(indices), false)]
+    }
+}
+
+fn and(a: bool, b: bool) -> bool {
+    a & b
+}
+
+fn or(a: bool, b: bool) -> bool {
+    a | b
+}
+
+/// Whether `c` replaces `b` as the running argmax: a NaN beats any number and loses to an
+/// earlier NaN; ties keep the earlier element.
+#[inline(always)]
+fn beats_max<T: PartialOrd + Copy>(c: T, b: T) -> bool {
+    c > b || (is_nan(c) && !is_nan(b))
+}
+
+/// Whether `c` replaces `b` as the running argmin (NaN counts as the smallest).
+#[inline(always)]
+fn beats_min<T: PartialOrd + Copy>(c: T, b: T) -> bool {
+    c < b || (is_nan(c) && !is_nan(b))
+}
+
+/// NaN is the only value not equal to itself; for integers and bools this is always false.
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn is_nan<T: PartialEq>(x: T) -> bool {
+    x != x
+}
+
+impl Primitive for Cumulative {
+    fn name(&self) -> String {
+        match self.op {
+            CumOp::Sum => "cumsum",
+            CumOp::Prod => "cumprod",
+            CumOp::Max => "cummax",
+            CumOp::Min => "cummin",
+        }
+        .to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        let x = &inputs[0];
+        check_axis(self.axis, x)?;
+        if matches!(self.op, CumOp::Sum | CumOp::Prod) && x.dtype.is_bool() {
+            return Err(format!("expected {NOT_BOOL}, got {x}"));
+        }
+        Ok(vec![x.clone()])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let (op, shape, axis, rev) = (self.op, x.shape(), self.axis, self.reverse);
+        let buffer = match x.buffer() {
+            Buffer::Bool(v) => Buffer::Bool(match op {
+                CumOp::Max => scan(
+                    v,
+                    shape,
+                    axis,
+                    rev,
+                    &Fold { identity: false, load: same, combine: or },
+                    same,
+                ),
+                _ => scan(
+                    v,
+                    shape,
+                    axis,
+                    rev,
+                    &Fold { identity: true, load: same, combine: and },
+                    same,
+                ),
+            }),
+            Buffer::F16(v) => {
+                Buffer::F16(scan_numbers(op, v, shape, axis, rev, f16::to_f32, f16::from_f32))
+            }
+            Buffer::BF16(v) => {
+                Buffer::BF16(scan_numbers(op, v, shape, axis, rev, bf16::to_f32, bf16::from_f32))
+            }
+            Buffer::F32(v) => Buffer::F32(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::F64(v) => Buffer::F64(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::I8(v) => Buffer::I8(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::I16(v) => Buffer::I16(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::I32(v) => Buffer::I32(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::I64(v) => Buffer::I64(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::U8(v) => Buffer::U8(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::U16(v) => Buffer::U16(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::U32(v) => Buffer::U32(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::U64(v) => Buffer::U64(scan_numbers(op, v, shape, axis, rev, same, same)),
+        };
+        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+    }
+}
+
+/// Scans numbers through accumulators of type `A`, converting each output back with `store`.
+fn scan_numbers<T, A>(
+    op: CumOp,
+    v: &[T],
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+    load: impl Fn(T) -> A + Sync,
+    store: impl Fn(A) -> T + Sync,
+) -> Vec<T>
+where
+    T: Copy + Send + Sync,
+    A: Identities,
+{
+    let (s, ax, rev) = (shape, axis, reverse);
+    match op {
+        CumOp::Sum => {
+            scan(v, s, ax, rev, &Fold { identity: A::ZERO, load, combine: A::add }, store)
+        }
+        CumOp::Prod => {
+            scan(v, s, ax, rev, &Fold { identity: A::ONE, load, combine: A::mul }, store)
+        }
+        CumOp::Max => {
+            let fold = Fold { identity: A::LOWEST, load, combine: <A as Scalar>::max };
+            scan(v, s, ax, rev, &fold, store)
+        }
+        CumOp::Min => {
+            let fold = Fold { identity: A::HIGHEST, load, combine: <A as Scalar>::min };
+            scan(v, s, ax, rev, &fold, store)
+        }
+    }
+}

@@ -8,7 +8,9 @@
 
 pub mod binary;
 pub mod convert;
+pub mod indexing;
 pub mod select;
+pub mod shape_ops;
 pub mod unary;
 
 use std::fmt;
@@ -19,7 +21,9 @@ use crate::shape::ShapeDisplay;
 
 pub use binary::BinaryOp;
 pub use convert::Convert;
+pub use indexing::{Gather, IndexMode, Scatter, ScatterOp};
 pub use select::Select;
+pub use shape_ops::{BroadcastInDim, Concatenate, Iota, Pad, Reshape, Rev, Slice, Transpose};
 pub use unary::UnaryOp;
 
 /// What a shape rule knows about a value: its shape, dtype and weak-type flag.

@@ -1,4 +1,5 @@
 //! CPU kernels over contiguous row-major buffers, parallelized with rayon.
 
+pub mod copy;
 pub mod elementwise;
 pub mod special;

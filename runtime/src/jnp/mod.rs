@@ -8,9 +8,15 @@
 
 mod creation;
 mod elementwise;
+mod indexing;
+mod shape_ops;
 
 pub use creation::*;
 pub use elementwise::*;
+pub use indexing::*;
+pub use shape_ops::*;
+
+pub use crate::primitives::IndexMode;
 
 pub use crate::shape::Axes;
 use crate::{Array, DType};

@@ -23,5 +23,5 @@ pub mod prelude {
     pub use crate::jnp;
     pub use crate::s;
     pub use crate::shape::Axes;
-    pub use crate::{Array, DType, Error, NewAxis};
+    pub use crate::{Array, DType, Error, NewAxis, SliceElem};
 }

@@ -402,11 +402,11 @@ fn combine_indices(op: &str, arrays: &[&Array], extents: &[usize], mode: IndexMo
     for (a, &n) in arrays.iter().zip(extents) {
         stride /= n.max(1);
         let i = astype(a, DType::I64);
-        let i = where_(&less(&i, 0), &i.add(n as i64), &i);
+        let i = where_(less(&i, 0), i.add(n as i64), &i);
         let i = match mode {
             IndexMode::Clip => clip(&i, 0, (n as i64 - 1).max(0)),
             IndexMode::FillOrDrop => {
-                valid = logical_and(&valid, &logical_and(&i.ge(0), &i.lt(n as i64)));
+                valid = logical_and(&valid, logical_and(i.ge(0), i.lt(n as i64)));
                 i
             }
         };
@@ -579,8 +579,8 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Array {
     let strides = crate::shape::contiguous_strides(x.shape());
     let n = x.shape()[ax] as i64;
     let i = astype(&broadcast_to(indices, &shape), DType::I64);
-    let i = where_(&less(&i, 0), &i.add(n), &i);
-    let valid = logical_and(&i.ge(0), &i.lt(n));
+    let i = where_(less(&i, 0), i.add(n), &i);
+    let valid = logical_and(i.ge(0), i.lt(n));
     let mut flat = i.mul(strides[ax] as i64);
     for d in (0..x.ndim()).filter(|&d| d != ax && x.shape()[d] != 1) {
         let coord = bind1(&Iota { dtype: DType::I64, shape: shape.clone(), dimension: d }, &[]);
@@ -602,7 +602,7 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Array {
 #[track_caller]
 pub fn one_hot(indices: &Array, num_classes: usize) -> Array {
     let classes = bind1(&Iota { dtype: DType::I32, shape: vec![num_classes], dimension: 0 }, &[]);
-    astype(&equal(&expand_dims(indices, -1), &classes), DType::F32)
+    astype(&equal(expand_dims(indices, -1), &classes), DType::F32)
 }
 
 impl Array {

@@ -122,6 +122,25 @@ fn large_transposes_match_a_naive_loop() {
     assert_eq!(bt.slice(s![2]).to_vec::<f32>().unwrap(), t);
 }
 
+#[test]
+fn large_copies_agree_with_their_definitions() {
+    // Big enough for the parallel paths of the concatenate, pad and gather kernels.
+    let (r, c) = (400, 300);
+    let x = Array::from_shape_vec([r, c], (0..(r * c) as i32).collect());
+    let parts = jnp::split(&x, [100, 250], 1);
+    assert_eq!(parts[1].shape(), &[r, 150]);
+    let back = jnp::concatenate(&parts, 1);
+    assert_eq!(back.to_vec::<i32>().unwrap(), x.to_vec::<i32>().unwrap());
+    let p = jnp::pad(&x, [(1, 2), (3, 0)], -1);
+    assert_eq!(p.shape(), &[r + 3, c + 3]);
+    assert_eq!(p.slice(s![1..=r as i32, 3..]).to_vec::<i32>().unwrap(), x.to_vec::<i32>().unwrap());
+    assert!(p.slice(s![.., ..3]).to_vec::<i32>().unwrap().iter().all(|&v| v == -1));
+    assert!(p.slice(s![-2.., ..]).to_vec::<i32>().unwrap().iter().all(|&v| v == -1));
+    let reversed = jnp::array((0..r as i32).rev().collect::<Vec<_>>());
+    let g = x.slice(s![&reversed]);
+    assert_eq!(g.to_vec::<i32>().unwrap(), x.flip(0).to_vec::<i32>().unwrap());
+}
+
 // ---- broadcasting, joining, splitting ----
 
 #[test]

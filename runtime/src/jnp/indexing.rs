@@ -29,7 +29,14 @@ pub enum SliceElem {
     Index(isize),
     /// Python's `start:end:step`; missing bounds mean the whole axis. A negative step walks
     /// from the end of the range backwards, as in `ndarray`'s `s!`.
-    Range { start: Option<isize>, end: Option<isize>, step: isize },
+    Range {
+        /// First position (`None`: the start of the axis).
+        start: Option<isize>,
+        /// End, exclusive (`None`: the end of the axis).
+        end: Option<isize>,
+        /// Nonzero step.
+        step: isize,
+    },
     /// An inserted extent-1 axis.
     NewAxis,
     /// `...`: as many whole axes as the other entries leave.
@@ -133,6 +140,10 @@ impl From<&Array> for SliceElem {
 /// | `NewAxis`       | `None`           | a new extent-1 axis                          |
 /// | `...`           | `...`            | all remaining axes                           |
 /// | `&idx`          | `idx`            | an integer array: gathers (advanced indexing) |
+///
+/// A range always names the positions it covers and a negative step only walks them from the
+/// end, so `-1..;-1` is just the last element (Python's `x[-1::-1]` is all of them reversed,
+/// which is `..;-1` here).
 ///
 /// ```
 /// use rjax_runtime::{jnp, s, NewAxis};

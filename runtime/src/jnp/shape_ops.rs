@@ -356,7 +356,9 @@ pub(crate) fn slice_axis(x: &Array, axis: usize, start: usize, stop: usize) -> A
 /// (`[2, 5]`, which gives `x[:2]`, `x[2:5]` and `x[5:]`; negative indices count from the end).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sections {
+    /// This many sections of equal length.
     Equal(usize),
+    /// Split before each of these positions.
     At(Vec<isize>),
 }
 

@@ -78,7 +78,9 @@ fn layout(shape: &[usize], axis: usize) -> AxisLayout {
 /// replaced by the index array's shape, and `out[.., j.., ..] = operand[.., indices[j..], ..]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Gather {
+    /// The operand axis the indices select along.
     pub axis: usize,
+    /// What out-of-bounds indices read.
     pub mode: IndexMode,
 }
 
@@ -120,9 +122,13 @@ impl Primitive for Gather {
 pub enum ScatterOp {
     /// Replace (with repeated indices, the last update wins).
     Set,
+    /// Add (repeated indices accumulate).
     Add,
+    /// Multiply.
     Mul,
+    /// Keep the minimum.
     Min,
+    /// Keep the maximum.
     Max,
 }
 
@@ -132,8 +138,11 @@ pub enum ScatterOp {
 /// apply their updates in order, so `Add`, `Mul`, `Min` and `Max` accumulate.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Scatter {
+    /// The operand axis the indices select along.
     pub axis: usize,
+    /// How updates combine with the elements they land on.
     pub op: ScatterOp,
+    /// What happens to updates at out-of-bounds indices.
     pub mode: IndexMode,
 }
 

@@ -19,6 +19,7 @@ fn reshaped(x: &Aval, shape: Vec<usize>) -> Vec<Aval> {
 /// `reshape`: the same elements in row-major order under a new shape of equal size.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Reshape {
+    /// The output shape.
     pub new_sizes: Vec<usize>,
 }
 
@@ -49,6 +50,7 @@ impl Primitive for Reshape {
 /// `transpose`: output axis `i` is operand axis `permutation[i]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Transpose {
+    /// Output axis `i` is operand axis `permutation[i]`.
     pub permutation: Vec<usize>,
 }
 
@@ -90,7 +92,9 @@ impl Primitive for Transpose {
 /// must have the output's extent or extent 1 (repeated); other output axes repeat the operand.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BroadcastInDim {
+    /// The output shape.
     pub shape: Vec<usize>,
+    /// The output axis of each operand axis.
     pub broadcast_dimensions: Vec<usize>,
 }
 
@@ -157,6 +161,7 @@ impl Primitive for BroadcastInDim {
 /// joined along it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Concatenate {
+    /// The axis to join along.
     pub dimension: usize,
 }
 
@@ -210,8 +215,11 @@ impl Primitive for Concatenate {
 /// (`0 <= start <= limit <= extent`, `stride >= 1`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Slice {
+    /// First index per axis.
     pub start_indices: Vec<usize>,
+    /// End per axis, exclusive.
     pub limit_indices: Vec<usize>,
+    /// Step per axis (at least 1).
     pub strides: Vec<usize>,
 }
 
@@ -268,6 +276,7 @@ impl Primitive for Slice {
 /// `rev`: reverses the order of elements along each of `dimensions`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Rev {
+    /// The axes to reverse.
     pub dimensions: Vec<usize>,
 }
 
@@ -310,8 +319,11 @@ impl Primitive for Rev {
 /// the elements, `high` after, and `interior` between neighbours. Negative `low`/`high` crop.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Pad {
+    /// Padding before the elements, per axis (negative crops).
     pub low: Vec<i64>,
+    /// Padding after the elements, per axis (negative crops).
     pub high: Vec<i64>,
+    /// Padding between neighbouring elements, per axis.
     pub interior: Vec<usize>,
 }
 
@@ -374,8 +386,11 @@ impl Primitive for Pad {
 /// `iota`: an array of `shape` whose elements are their index along `dimension`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Iota {
+    /// The element type.
     pub dtype: DType,
+    /// The output shape.
     pub shape: Vec<usize>,
+    /// The axis whose index each element holds.
     pub dimension: usize,
 }
 

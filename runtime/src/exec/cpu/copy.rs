@@ -254,7 +254,9 @@ pub fn concatenate<T: Copy + Send + Sync>(parts: &[(&[T], usize)], outer: usize)
 /// first source element (negative to crop), then the source elements `interior + 1` apart.
 #[derive(Clone, Copy, Debug)]
 pub struct PadAxis {
+    /// Padding before the first source element (negative crops).
     pub low: i64,
+    /// Padding between neighbouring source elements.
     pub interior: usize,
     /// The source extent.
     pub len: usize,
@@ -328,8 +330,11 @@ pub fn resolve_index(i: i64, n: usize, clip: bool) -> Option<usize> {
 /// indexed side is `(outer, indices.len(), inner)`.
 #[derive(Clone, Copy, Debug)]
 pub struct AxisLayout {
+    /// Elements of the axes before the indexed one.
     pub outer: usize,
+    /// Extent of the indexed axis.
     pub n: usize,
+    /// Elements of the axes after the indexed one.
     pub inner: usize,
 }
 

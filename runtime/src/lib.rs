@@ -15,11 +15,13 @@ pub use array::Array;
 pub use device::Device;
 pub use dtype::{promote, DType, Element};
 pub use error::Error;
+pub use jnp::{NewAxis, SliceElem};
 pub use shape::Axes;
 
 /// What `use rjax::prelude::*;` brings into scope.
 pub mod prelude {
     pub use crate::jnp;
+    pub use crate::s;
     pub use crate::shape::Axes;
-    pub use crate::{Array, DType, Error};
+    pub use crate::{Array, DType, Error, NewAxis, SliceElem};
 }

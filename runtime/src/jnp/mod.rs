@@ -8,11 +8,16 @@
 
 mod creation;
 mod elementwise;
+mod indexing;
 mod reductions;
+mod shape_ops;
 
+pub use crate::primitives::IndexMode;
 pub use creation::*;
 pub use elementwise::*;
+pub use indexing::*;
 pub use reductions::*;
+pub use shape_ops::*;
 
 pub use crate::shape::Axes;
 use crate::{Array, DType};

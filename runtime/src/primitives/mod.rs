@@ -8,8 +8,10 @@
 
 pub mod binary;
 pub mod convert;
+pub mod indexing;
 pub mod reduce;
 pub mod select;
+pub mod shape_ops;
 pub mod unary;
 
 use std::fmt;
@@ -20,8 +22,10 @@ use crate::shape::ShapeDisplay;
 
 pub use binary::BinaryOp;
 pub use convert::Convert;
+pub use indexing::{Gather, IndexMode, Scatter, ScatterOp};
 pub use reduce::{ArgOp, ArgReduce, CumOp, Cumulative, Reduce, ReduceOp};
 pub use select::Select;
+pub use shape_ops::{BroadcastInDim, Concatenate, Iota, Pad, Reshape, Rev, Slice, Transpose};
 pub use unary::UnaryOp;
 
 /// What a shape rule knows about a value: its shape, dtype and weak-type flag.

@@ -19,15 +19,28 @@ const CHUNK: usize = 1 << 14;
 /// Builds a `Vec` of `n` elements by letting `fill(start, out)` write every element of each
 /// chunk `out` that begins at flat index `start`; chunks run in parallel for large `n`.
 pub fn build<D: Element>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<D>]) + Sync) -> Vec<D> {
+    build_chunked(n, CHUNK, fill)
+}
+
+/// [`build`] with chunks of `chunk` elements (the last may be shorter), for kernels that need
+/// chunks aligned to their rows or tiles.
+pub fn build_chunked<D: Element>(
+    n: usize,
+    chunk: usize,
+    fill: impl Fn(usize, &mut [MaybeUninit<D>]) + Sync,
+) -> Vec<D> {
     let mut out: Vec<D> = pool::take(n);
     let spare = &mut out.spare_capacity_mut()[..n];
     if n < PARALLEL_THRESHOLD {
         fill(0, spare);
     } else {
-        spare.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| fill(i * CHUNK, chunk));
+        spare
+            .par_chunks_mut(chunk.max(1))
+            .enumerate()
+            .for_each(|(i, part)| fill(i * chunk.max(1), part));
     }
-    // SAFETY: every caller's `fill` writes each element of the chunk it is given, and the
-    // chunks cover `0..n` exactly, so the first `n` elements are initialized.
+    // SAFETY: every caller's `fill` writes each element of the chunk it is given, and the chunks
+    // cover `0..n` exactly, so the first `n` elements are initialized.
     unsafe { out.set_len(n) };
     out
 }

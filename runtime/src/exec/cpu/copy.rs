@@ -1,0 +1,454 @@
+//! Copy kernels for the shape and indexing primitives: strided reads (slice, rev, broadcast),
+//! cache-tiled transposes, concatenation, padding, and gathers and scatters along one axis.
+//!
+//! Every kernel writes its output in row-major order, in contiguous chunks that rayon fills in
+//! parallel once the output is large, reading the source wherever each element comes from.
+
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
+use super::elementwise::{build, build_chunked, PARALLEL_THRESHOLD};
+use crate::dtype::Element;
+use crate::shape::contiguous_strides;
+
+/// Elements per parallel task for row-structured kernels.
+const TASK_ELEMENTS: usize = 1 << 14;
+/// Side of the square tiles a transpose moves at a time: 32x32 elements of 8 bytes is 8 KiB of
+/// source lines and 8 KiB of output, which stay in L1 while the tile is copied.
+const TILE: usize = 32;
+
+/// Builds a `Vec` of `rows * row_len` elements by letting `fill(first_row, out)` write every
+/// element of each chunk `out`, which holds whole rows starting at `first_row`. Chunks hold a
+/// multiple of `align` rows (so tiled kernels get whole tiles) and run in parallel when large.
+fn build_rows<D: Element>(
+    rows: usize,
+    row_len: usize,
+    align: usize,
+    fill: impl Fn(usize, &mut [MaybeUninit<D>]) + Sync,
+) -> Vec<D> {
+    if rows * row_len == 0 {
+        return Vec::new();
+    }
+    let per_task = (TASK_ELEMENTS / row_len).max(1).div_ceil(align) * align;
+    build_chunked(rows * row_len, per_task * row_len, |start, out| fill(start / row_len, out))
+}
+
+/// Calls `f(pos, idx, len)` for each run of consecutive elements along the last axis of a
+/// row-major array of `shape` (rank >= 1, no zero extents) that together cover the flat
+/// elements `start..start + count`: `idx` is the multi-index of the run's first element and
+/// `pos` its flat position relative to `start`.
+fn for_each_run(
+    shape: &[usize],
+    start: usize,
+    count: usize,
+    mut f: impl FnMut(usize, &[usize], usize),
+) {
+    let rank = shape.len();
+    let last = shape[rank - 1];
+    let mut idx = vec![0usize; rank];
+    let mut rem = start;
+    for ax in (0..rank).rev() {
+        idx[ax] = rem % shape[ax];
+        rem /= shape[ax];
+    }
+    let mut pos = 0;
+    while pos < count {
+        let len = (last - idx[rank - 1]).min(count - pos);
+        f(pos, &idx, len);
+        pos += len;
+        idx[rank - 1] += len;
+        let mut ax = rank - 1;
+        while ax > 0 && idx[ax] == shape[ax] {
+            idx[ax] = 0;
+            idx[ax - 1] += 1;
+            ax -= 1;
+        }
+    }
+}
+
+/// Drops extent-1 axes of a strided view and merges neighbours that step through memory as one
+/// axis, so runs are as long as possible. The result has at least one axis.
+fn simplify(shape: &[usize], strides: &[isize]) -> (Vec<usize>, Vec<isize>) {
+    let mut dims: Vec<usize> = Vec::new();
+    let mut steps: Vec<isize> = Vec::new();
+    for (&n, &s) in shape.iter().zip(strides) {
+        if n == 1 {
+            continue;
+        }
+        match (dims.last_mut(), steps.last_mut()) {
+            (Some(d), Some(st)) if *st == s * n as isize => {
+                *d *= n;
+                *st = s;
+            }
+            _ => {
+                dims.push(n);
+                steps.push(s);
+            }
+        }
+    }
+    if dims.is_empty() {
+        dims.push(1);
+        steps.push(0);
+    }
+    (dims, steps)
+}
+
+fn dot(idx: &[usize], strides: &[isize]) -> isize {
+    idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum()
+}
+
+/// The elements of the view of `src` that starts at `offset` and steps `strides[ax]` elements
+/// (negative to walk backwards, zero to repeat) along each axis of `shape`, in row-major order.
+/// The caller guarantees every element of the view lies inside `src`.
+pub fn strided_copy<T: Element>(
+    src: &[T],
+    offset: usize,
+    strides: &[isize],
+    shape: &[usize],
+) -> Vec<T> {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return Vec::new();
+    }
+    let (dims, steps) = simplify(shape, strides);
+    let inner = *steps.last().unwrap();
+    build(n, |start, out| {
+        for_each_run(&dims, start, out.len(), |pos, idx, len| {
+            let base = offset as isize + dot(idx, &steps);
+            let dst = &mut out[pos..pos + len];
+            match inner {
+                // Contiguous runs: a plain copy, which compiles to memcpy.
+                1 => {
+                    let b = base as usize;
+                    for (o, &x) in dst.iter_mut().zip(&src[b..b + len]) {
+                        o.write(x);
+                    }
+                }
+                0 => {
+                    let x = src[base as usize];
+                    dst.iter_mut().for_each(|o| {
+                        o.write(x);
+                    });
+                }
+                s => {
+                    for (k, o) in dst.iter_mut().enumerate() {
+                        o.write(src[(base + k as isize * s) as usize]);
+                    }
+                }
+            }
+        })
+    })
+}
+
+/// The row-major contents of the transpose of a contiguous array of `shape` by `perm` (output
+/// axis `i` is input axis `perm[i]`).
+///
+/// Axes that stay neighbours are merged first; when the output's innermost axis then reads the
+/// source with a stride, the copy moves square tiles so both sides stay in cache.
+pub fn transpose<T: Element>(src: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
+    let own = contiguous_strides(shape);
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let strides: Vec<isize> = perm.iter().map(|&p| own[p] as isize).collect();
+    if out_shape.contains(&0) {
+        return Vec::new();
+    }
+    let (dims, steps) = simplify(&out_shape, &strides);
+    let unit = steps.iter().position(|&s| s == 1);
+    match unit {
+        Some(a) if a + 1 < dims.len() => tiled_transpose(src, &dims, &steps, a),
+        _ => strided_copy(src, 0, &strides, &out_shape),
+    }
+}
+
+/// Transpose of a simplified view whose axis `a` (not the last) has source stride 1.
+///
+/// Output rows are the index pairs (axes before `a`, axis `a`); each row holds the elements of
+/// the axes after `a`. Groups of up to [`TILE`] rows with the same leading index are copied one
+/// column block at a time, so the source lines a block reads are reused for every row.
+fn tiled_transpose<T: Element>(src: &[T], dims: &[usize], steps: &[isize], a: usize) -> Vec<T> {
+    let last = dims.len() - 1;
+    let row_len: usize = dims[a + 1..].iter().product();
+    let rows: usize = dims[..=a].iter().product();
+    let (lead_dims, lead_steps) = (&dims[..a], &steps[..a]);
+    let (mid_dims, mid_steps) = (&dims[a + 1..last], &steps[a + 1..last]);
+    let (cols, col_step) = (dims[last], steps[last]);
+    let n_a = dims[a];
+    build_rows(rows, row_len, TILE, |first_row, out| {
+        let chunk_rows = out.len() / row_len;
+        let mut r = first_row;
+        while r < first_row + chunk_rows {
+            // Rows r..r_end share their leading index and form at most one tile.
+            let (lead, i0) = (r / n_a, r % n_a);
+            let i_end = (i0 + TILE).min(n_a).min(i0 + first_row + chunk_rows - r);
+            let lead_idx = unravel(lead, lead_dims);
+            let lead_off = dot(&lead_idx, lead_steps);
+            let block = &mut out[(r - first_row) * row_len..(r - first_row + i_end - i0) * row_len];
+            let mid_count: usize = mid_dims.iter().product();
+            for m in 0..mid_count {
+                let mid_off = dot(&unravel(m, mid_dims), mid_steps);
+                let base = lead_off + mid_off;
+                for j0 in (0..cols).step_by(TILE) {
+                    let j1 = (j0 + TILE).min(cols);
+                    for i in i0..i_end {
+                        let row = &mut block[(i - i0) * row_len + m * cols..];
+                        let s0 = base + i as isize;
+                        for j in j0..j1 {
+                            row[j].write(src[(s0 + j as isize * col_step) as usize]);
+                        }
+                    }
+                }
+            }
+            r += i_end - i0;
+        }
+    })
+}
+
+/// The multi-index of flat position `flat` in a row-major array of `dims`.
+fn unravel(mut flat: usize, dims: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; dims.len()];
+    for ax in (0..dims.len()).rev() {
+        idx[ax] = flat % dims[ax];
+        flat /= dims[ax];
+    }
+    idx
+}
+
+/// Concatenation: the output has `outer` rows, and row `r` is, for each part in turn, the
+/// part's elements `r * run .. (r + 1) * run` where `run` is that part's row length.
+pub fn concatenate<T: Element>(parts: &[(&[T], usize)], outer: usize) -> Vec<T> {
+    let row_len: usize = parts.iter().map(|p| p.1).sum();
+    build_rows(outer, row_len, 1, |first_row, out| {
+        for (k, row) in out.chunks_mut(row_len).enumerate() {
+            let r = first_row + k;
+            let mut at = 0;
+            for &(data, run) in parts {
+                for (o, &x) in row[at..at + run].iter_mut().zip(&data[r * run..(r + 1) * run]) {
+                    o.write(x);
+                }
+                at += run;
+            }
+        }
+    })
+}
+
+/// How one axis of a padded array maps to its source: `low` elements of padding before the
+/// first source element (negative to crop), then the source elements `interior + 1` apart.
+#[derive(Clone, Copy, Debug)]
+pub struct PadAxis {
+    /// Padding before the first source element (negative crops).
+    pub low: i64,
+    /// Padding between neighbouring source elements.
+    pub interior: usize,
+    /// The source extent.
+    pub len: usize,
+}
+
+impl PadAxis {
+    /// The source index output position `o` reads, or `None` where it is padding.
+    #[inline]
+    fn source(self, o: usize) -> Option<usize> {
+        let p = o as i64 - self.low;
+        let step = self.interior as i64 + 1;
+        if p < 0 || p % step != 0 || (p / step) as usize >= self.len {
+            None
+        } else {
+            Some((p / step) as usize)
+        }
+    }
+}
+
+/// The padded array of `out_shape` (rank >= 1): each output element is the source element its
+/// position maps to through `axes`, or `value`.
+pub fn pad<T: Element>(src: &[T], axes: &[PadAxis], out_shape: &[usize], value: T) -> Vec<T> {
+    let n: usize = out_shape.iter().product();
+    if n == 0 {
+        return Vec::new();
+    }
+    let src_strides = contiguous_strides(&axes.iter().map(|a| a.len).collect::<Vec<_>>());
+    let last = axes.len() - 1;
+    build(n, |start, out| {
+        for_each_run(out_shape, start, out.len(), |pos, idx, len| {
+            let dst = &mut out[pos..pos + len];
+            // The source row this output row reads, if it is not a row of padding.
+            let row = (0..last)
+                .try_fold(0, |acc, ax| axes[ax].source(idx[ax]).map(|i| acc + i * src_strides[ax]));
+            match row {
+                None => dst.iter_mut().for_each(|o| {
+                    o.write(value);
+                }),
+                Some(base) => {
+                    let ax = axes[last];
+                    for (k, o) in dst.iter_mut().enumerate() {
+                        o.write(ax.source(idx[last] + k).map_or(value, |i| src[base + i]));
+                    }
+                }
+            }
+        })
+    })
+}
+
+/// The position along an axis of extent `n` that index `i` selects: negative indices count
+/// from the end (once, as in NumPy), then out-of-range ones are clamped (`clip`) or rejected.
+#[inline]
+pub fn resolve_index(i: i64, n: usize, clip: bool) -> Option<usize> {
+    let n = n as i64;
+    let i = if i < 0 { i + n } else { i };
+    if (0..n).contains(&i) {
+        Some(i as usize)
+    } else if clip && n > 0 {
+        Some(i.clamp(0, n - 1) as usize)
+    } else {
+        None
+    }
+}
+
+/// The layout of a gather or scatter along one axis: the source is `(outer, n, inner)` and the
+/// indexed side is `(outer, indices.len(), inner)`.
+#[derive(Clone, Copy, Debug)]
+pub struct AxisLayout {
+    /// Elements of the axes before the indexed one.
+    pub outer: usize,
+    /// Extent of the indexed axis.
+    pub n: usize,
+    /// Elements of the axes after the indexed one.
+    pub inner: usize,
+}
+
+/// `out[o, j, :] = src[o, indices[j], :]`, with indices resolved by [`resolve_index`]; rows
+/// whose index does not resolve are `fill`.
+pub fn gather_axis<T: Element>(
+    src: &[T],
+    layout: AxisLayout,
+    indices: &[i64],
+    clip: bool,
+    fill: T,
+) -> Vec<T> {
+    let AxisLayout { outer, n, inner } = layout;
+    let m = indices.len();
+    let resolved: Vec<Option<usize>> = indices.iter().map(|&i| resolve_index(i, n, clip)).collect();
+    build_rows(outer * m, inner, 1, |first_row, out| {
+        for (k, row) in out.chunks_mut(inner).enumerate() {
+            let (o, j) = ((first_row + k) / m, (first_row + k) % m);
+            match resolved[j] {
+                Some(i) => {
+                    let from = (o * n + i) * inner;
+                    for (d, &x) in row.iter_mut().zip(&src[from..from + inner]) {
+                        d.write(x);
+                    }
+                }
+                None => row.iter_mut().for_each(|d| {
+                    d.write(fill);
+                }),
+            }
+        }
+    })
+}
+
+/// `dst[o, indices[j], :] = combine(dst[o, indices[j], :], updates[o, j, :])` for every `j` in
+/// order, so repeated indices accumulate; indices that do not resolve (see [`resolve_index`])
+/// drop their updates. Independent outer slices are updated in parallel.
+pub fn scatter_axis<T: Element>(
+    dst: &mut [T],
+    layout: AxisLayout,
+    indices: &[i64],
+    updates: &[T],
+    clip: bool,
+    combine: impl Fn(T, T) -> T + Sync,
+) {
+    let AxisLayout { outer, n, inner } = layout;
+    let m = indices.len();
+    let (slab, upd_slab) = (n * inner, m * inner);
+    if dst.is_empty() || upd_slab == 0 {
+        return;
+    }
+    let resolved: Vec<Option<usize>> = indices.iter().map(|&i| resolve_index(i, n, clip)).collect();
+    let one = |d: &mut [T], u: &[T]| {
+        for (j, r) in resolved.iter().enumerate() {
+            if let Some(i) = *r {
+                let row = &mut d[i * inner..(i + 1) * inner];
+                for (x, &y) in row.iter_mut().zip(&u[j * inner..(j + 1) * inner]) {
+                    *x = combine(*x, y);
+                }
+            }
+        }
+    };
+    if outer > 1 && outer * upd_slab >= PARALLEL_THRESHOLD {
+        dst.par_chunks_mut(slab).zip(updates.par_chunks(upd_slab)).for_each(|(d, u)| one(d, u));
+    } else {
+        dst.chunks_mut(slab).zip(updates.chunks(upd_slab)).for_each(|(d, u)| one(d, u));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The transpose by definition: output multi-index `o` reads input `o` permuted back.
+    fn naive_transpose(src: &[i64], shape: &[usize], perm: &[usize]) -> Vec<i64> {
+        let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        let own = contiguous_strides(shape);
+        let n: usize = shape.iter().product();
+        (0..n)
+            .map(|flat| {
+                let o = unravel(flat, &out_shape);
+                let at: usize = o.iter().zip(perm).map(|(&i, &p)| i * own[p]).sum();
+                src[at]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn transposes_match_the_definition() {
+        let cases: &[(&[usize], &[usize])] = &[
+            (&[3, 5], &[1, 0]),
+            (&[70, 45], &[1, 0]),
+            (&[300, 257], &[1, 0]),
+            (&[2, 3, 4], &[2, 0, 1]),
+            (&[4, 33, 40], &[0, 2, 1]),
+            (&[5, 6, 7, 8], &[3, 1, 0, 2]),
+            (&[40, 3, 50, 2], &[2, 1, 3, 0]),
+            (&[9, 1, 7], &[2, 1, 0]),
+            (&[16, 16, 300], &[1, 0, 2]),
+        ];
+        for (shape, perm) in cases {
+            let n: usize = shape.iter().product();
+            let src: Vec<i64> = (0..n as i64).collect();
+            assert_eq!(
+                transpose(&src, shape, perm),
+                naive_transpose(&src, shape, perm),
+                "{shape:?} {perm:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn strided_copy_walks_backwards_and_repeats() {
+        let src: Vec<i32> = (0..6).collect();
+        // rows reversed, columns 0 and 2
+        assert_eq!(strided_copy(&src, 3, &[-3, 2], &[2, 2]), vec![3, 5, 0, 2]);
+        assert_eq!(strided_copy(&src, 1, &[0, 3], &[3, 2]), vec![1, 4, 1, 4, 1, 4]);
+    }
+
+    #[test]
+    fn pad_with_interior_and_negative_low() {
+        let src = [1, 2, 3];
+        let axis = PadAxis { low: -1, interior: 1, len: 3 };
+        // interior-padded: 1 0 2 0 3; cropped by one at the front, plus one at the back
+        assert_eq!(pad(&src, &[axis], &[5], 0), vec![0, 2, 0, 3, 0]);
+    }
+
+    #[test]
+    fn gather_and_scatter_along_an_axis() {
+        let src = [1, 2, 3, 4, 5, 6];
+        let layout = AxisLayout { outer: 2, n: 3, inner: 1 };
+        assert_eq!(
+            gather_axis(&src, layout, &[2, -1, 7, -9], true, 0),
+            vec![3, 3, 3, 1, 6, 6, 6, 4]
+        );
+        assert_eq!(gather_axis(&src, layout, &[7], false, -1), vec![-1, -1]);
+        let mut dst = src;
+        scatter_axis(&mut dst, layout, &[0, 0, 5], &[10, 10, 10, 20, 20, 20], false, |a, b| a + b);
+        assert_eq!(dst, [21, 2, 3, 44, 5, 6]);
+    }
+}

@@ -1,0 +1,253 @@
+//! Indexing primitives: `gather` and the `scatter` family along one axis with an integer index
+//! array, with JAX's out-of-bounds conventions.
+//!
+//! Indices are normalized as `jnp` indexing does: a negative index `i` means `i + n` (once;
+//! `-n - 1` stays out of bounds). What happens to indices still out of bounds is the primitive's
+//! [`IndexMode`]: gathers clamp them or return a fill value, scatters clamp them or drop their
+//! updates. Indexing never raises on a bad index, as XLA cannot.
+
+use super::binary::Scalar;
+use super::{describe, expect_arity, Aval, Primitive};
+use crate::array::Array;
+use crate::dtype::Element;
+use crate::exec::cpu::copy::{self, AxisLayout};
+use crate::shape::ShapeDisplay;
+
+/// What a gather or scatter does with an index that is out of bounds after negative indices are
+/// normalized (JAX's `GatherScatterMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexMode {
+    /// Clamp into `[0, n - 1]` (what `x[i]` does in JAX).
+    Clip,
+    /// Gathers return the dtype's fill value (NaN, the minimum signed integer, the maximum
+    /// unsigned integer, `true`); scatters drop the update (what `x.at[i]` does in JAX).
+    FillOrDrop,
+}
+
+impl IndexMode {
+    fn clips(self) -> bool {
+        self == IndexMode::Clip
+    }
+}
+
+/// The fill value of an out-of-bounds gather in [`IndexMode::FillOrDrop`]: NaN for floats, the
+/// most negative value for signed integers, the largest for unsigned ones, `true` for bool.
+pub fn fill_value<T: Element>() -> T {
+    let d = T::DTYPE;
+    // Float-to-integer conversion saturates, so infinities give the extreme integers.
+    T::from_f64(if d.is_float() {
+        f64::NAN
+    } else if d.is_signed_int() {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    })
+}
+
+/// The shape of `x` indexed along `axis` by an index array of `idx` shape.
+fn indexed_shape(x: &[usize], axis: usize, idx: &[usize]) -> Vec<usize> {
+    [&x[..axis], idx, &x[axis + 1..]].concat()
+}
+
+/// Checks the operand and index avals shared by gather and scatter.
+fn check_indexing(x: &Aval, idx: &Aval, axis: usize) -> Result<(), String> {
+    if axis >= x.shape.len() {
+        return Err(format!("axis {axis} is out of bounds for an operand {x}"));
+    }
+    if !idx.dtype.is_int() {
+        return Err(format!("indices must be integers, got {idx}"));
+    }
+    Ok(())
+}
+
+/// The indices as `i64` (the kernels' index type).
+fn indices_i64(idx: &Array) -> Vec<i64> {
+    crate::with_buffer!(idx.buffer(), |v: T| v.iter().map(|&i| i.cast::<i64>()).collect())
+}
+
+/// The operand's layout around `axis` for `m` indices.
+fn layout(shape: &[usize], axis: usize) -> AxisLayout {
+    AxisLayout {
+        outer: shape[..axis].iter().product(),
+        n: shape[axis],
+        inner: shape[axis + 1..].iter().product(),
+    }
+}
+
+/// `gather(operand, indices)` along `axis`: the result has the operand's shape with axis `axis`
+/// replaced by the index array's shape, and `out[.., j.., ..] = operand[.., indices[j..], ..]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Gather {
+    /// The operand axis the indices select along.
+    pub axis: usize,
+    /// What out-of-bounds indices read.
+    pub mode: IndexMode,
+}
+
+impl Primitive for Gather {
+    fn name(&self) -> String {
+        "gather".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 2)?;
+        let (x, idx) = (&inputs[0], &inputs[1]);
+        check_indexing(x, idx, self.axis)?;
+        let empty_source = x.shape[self.axis] == 0 && !idx.shape.contains(&0);
+        if empty_source && self.mode.clips() {
+            return Err(format!(
+                "cannot clamp indices {idx} into axis {} of {x}, which is empty",
+                self.axis
+            ));
+        }
+        let shape = indexed_shape(&x.shape, self.axis, &idx.shape);
+        Ok(vec![Aval { shape, dtype: x.dtype, weak: x.weak }])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let (x, idx) = (inputs[0], inputs[1]);
+        let out = &outputs[0];
+        let indices = indices_i64(idx);
+        let layout = layout(x.shape(), self.axis);
+        let clip = self.mode.clips();
+        let buffer = crate::with_buffer!(x.buffer(), |v: T| {
+            T::wrap(copy::gather_axis(v, layout, &indices, clip, fill_value::<T>()))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+/// How a scatter combines an update with the element it lands on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterOp {
+    /// Replace (with repeated indices, the last update wins).
+    Set,
+    /// Add (repeated indices accumulate).
+    Add,
+    /// Multiply.
+    Mul,
+    /// Keep the minimum.
+    Min,
+    /// Keep the maximum.
+    Max,
+}
+
+/// `scatter(operand, indices, updates)` along `axis`: a copy of the operand where, for each
+/// index position `j`, `out[.., indices[j], ..]` is combined with `updates[.., j, ..]` by `op`.
+/// Updates have the shape a [`Gather`] with the same indices would produce. Repeated indices
+/// apply their updates in order, so `Add`, `Mul`, `Min` and `Max` accumulate.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Scatter {
+    /// The operand axis the indices select along.
+    pub axis: usize,
+    /// How updates combine with the elements they land on.
+    pub op: ScatterOp,
+    /// What happens to updates at out-of-bounds indices.
+    pub mode: IndexMode,
+}
+
+impl Primitive for Scatter {
+    fn name(&self) -> String {
+        match self.op {
+            ScatterOp::Set => "scatter",
+            ScatterOp::Add => "scatter-add",
+            ScatterOp::Mul => "scatter-mul",
+            ScatterOp::Min => "scatter-min",
+            ScatterOp::Max => "scatter-max",
+        }
+        .to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 3)?;
+        let (x, idx, upd) = (&inputs[0], &inputs[1], &inputs[2]);
+        check_indexing(x, idx, self.axis)?;
+        if upd.dtype != x.dtype {
+            return Err(format!(
+                "updates must have the operand's dtype, got {}",
+                describe(&[x.clone(), upd.clone()])
+            ));
+        }
+        let want = indexed_shape(&x.shape, self.axis, &idx.shape);
+        if upd.shape != want {
+            return Err(format!(
+                "updates {upd} must have shape {} to scatter into axis {} of {x} at indices {idx}",
+                ShapeDisplay(&want),
+                self.axis
+            ));
+        }
+        Ok(vec![x.clone()])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let (x, idx, upd) = (inputs[0], inputs[1], inputs[2]);
+        let out = &outputs[0];
+        let indices = indices_i64(idx);
+        let layout = layout(x.shape(), self.axis);
+        let clip = self.mode.clips();
+        let buffer = crate::with_buffer!(x.buffer(), |v: T| {
+            let mut dst = v.clone();
+            let u = upd.as_slice::<T>().expect("checked by the shape rule");
+            let combine: fn(T, T) -> T = match self.op {
+                ScatterOp::Set => |_, y| y,
+                ScatterOp::Add => Scalar::add,
+                ScatterOp::Mul => Scalar::mul,
+                ScatterOp::Min => Scalar::min,
+                ScatterOp::Max => Scalar::max,
+            };
+            copy::scatter_axis(&mut dst, layout, &indices, u, clip, combine);
+            T::wrap(dst)
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::primitives::bind1;
+
+    #[test]
+    fn gather_rows_with_clamping() {
+        let x = Array::from_shape_vec([3, 2], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let i = Array::from_shape_vec([2, 2], vec![2i32, -1, 9, -9]);
+        let y = bind1(&Gather { axis: 0, mode: IndexMode::Clip }, &[&x, &i]);
+        assert_eq!(y.shape(), &[2, 2, 2]);
+        assert_eq!(y.to_vec::<f32>().unwrap(), vec![5.0, 6.0, 5.0, 6.0, 5.0, 6.0, 1.0, 2.0]);
+        let y = bind1(&Gather { axis: 1, mode: IndexMode::FillOrDrop }, &[&x, &i]);
+        assert_eq!(y.shape(), &[3, 2, 2]);
+        // Per row: index 2 is past the end, -1 is the last column, 9 and -9 are out of bounds.
+        let row: Vec<f32> = y.to_vec::<f32>().unwrap()[4..8].to_vec();
+        assert!(row[0].is_nan() && row[1] == 4.0 && row[2].is_nan() && row[3].is_nan());
+    }
+
+    #[test]
+    fn fill_values_follow_jax() {
+        assert!(fill_value::<f32>().is_nan());
+        assert_eq!(fill_value::<i8>(), i8::MIN);
+        assert_eq!(fill_value::<u16>(), u16::MAX);
+        assert!(fill_value::<bool>());
+    }
+
+    #[test]
+    fn scatter_add_accumulates_and_drops() {
+        let x = Array::from_shape_vec([4], vec![0i32, 0, 0, 0]);
+        let i = Array::from_shape_vec([4], vec![1i64, 1, -1, 4]);
+        let u = Array::from_shape_vec([4], vec![1i32, 2, 3, 4]);
+        let s = Scatter { axis: 0, op: ScatterOp::Add, mode: IndexMode::FillOrDrop };
+        assert_eq!(bind1(&s, &[&x, &i, &u]).to_vec::<i32>().unwrap(), vec![0, 3, 0, 3]);
+        let s = Scatter { axis: 0, op: ScatterOp::Max, mode: IndexMode::Clip };
+        assert_eq!(bind1(&s, &[&x, &i, &u]).to_vec::<i32>().unwrap(), vec![0, 2, 0, 4]);
+    }
+
+    #[test]
+    fn scatter_rejects_misshapen_updates() {
+        let x = Aval { shape: vec![3, 2], dtype: DType::F32, weak: false };
+        let i = Aval { shape: vec![4], dtype: DType::I32, weak: false };
+        let u = Aval { shape: vec![4], dtype: DType::F32, weak: false };
+        let s = Scatter { axis: 0, op: ScatterOp::Set, mode: IndexMode::Clip };
+        let err = s.abstract_eval(&[x, i, u]).unwrap_err();
+        assert!(err.contains("must have shape (4, 2)"), "{err}");
+    }
+}

@@ -1,0 +1,481 @@
+//! Shape primitives: `reshape`, `transpose`, `broadcast_in_dim`, `concatenate`, `slice`, `rev`,
+//! `pad` and `iota`, with XLA's semantics (as `jax.lax` exposes them).
+//!
+//! They move elements without computing on them. `reshape` is free (the result shares the
+//! buffer); the others copy through the kernels in [`crate::exec::cpu::copy`].
+
+use super::{describe, expect_arity, Aval, Primitive};
+use crate::array::Array;
+use crate::dtype::{DType, Element};
+use crate::exec::cpu::copy::{self, PadAxis};
+use crate::exec::cpu::elementwise::build;
+use crate::shape::{contiguous_strides, size, ShapeDisplay};
+
+/// The output aval: the operand's dtype and weak flag with a new shape.
+fn reshaped(x: &Aval, shape: Vec<usize>) -> Vec<Aval> {
+    vec![Aval { shape, dtype: x.dtype, weak: x.weak }]
+}
+
+/// `reshape`: the same elements in row-major order under a new shape of equal size.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Reshape {
+    /// The output shape.
+    pub new_sizes: Vec<usize>,
+}
+
+impl Primitive for Reshape {
+    fn name(&self) -> String {
+        "reshape".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        let x = &inputs[0];
+        let (from, to) = (size(&x.shape), size(&self.new_sizes));
+        if from != to {
+            return Err(format!(
+                "cannot reshape {x} ({from} elements) into shape {} ({to} elements)",
+                ShapeDisplay(&self.new_sizes)
+            ));
+        }
+        Ok(reshaped(x, self.new_sizes.clone()))
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        // Arrays are always contiguous, so a reshape only relabels the shared buffer.
+        vec![inputs[0].with_shape(outputs[0].shape.clone())]
+    }
+}
+
+/// `transpose`: output axis `i` is operand axis `permutation[i]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Transpose {
+    /// Output axis `i` is operand axis `permutation[i]`.
+    pub permutation: Vec<usize>,
+}
+
+/// Whether `perm` lists each of `0..rank` once.
+pub(crate) fn is_permutation(perm: &[usize], rank: usize) -> bool {
+    let mut seen = vec![false; rank];
+    perm.len() == rank && perm.iter().all(|&p| p < rank && !std::mem::replace(&mut seen[p], true))
+}
+
+impl Primitive for Transpose {
+    fn name(&self) -> String {
+        "transpose".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        let x = &inputs[0];
+        if !is_permutation(&self.permutation, x.shape.len()) {
+            return Err(format!(
+                "permutation {:?} is not a permutation of the {} axes of {x}",
+                self.permutation,
+                x.shape.len()
+            ));
+        }
+        Ok(reshaped(x, self.permutation.iter().map(|&p| x.shape[p]).collect()))
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let out = &outputs[0];
+        let buffer = crate::with_buffer!(x.buffer(), |v: T| {
+            T::wrap(copy::transpose(v, x.shape(), &self.permutation))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+/// `broadcast_in_dim`: operand axis `i` becomes output axis `broadcast_dimensions[i]`, where it
+/// must have the output's extent or extent 1 (repeated); other output axes repeat the operand.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BroadcastInDim {
+    /// The output shape.
+    pub shape: Vec<usize>,
+    /// The output axis of each operand axis.
+    pub broadcast_dimensions: Vec<usize>,
+}
+
+impl BroadcastInDim {
+    fn check(&self, x: &Aval) -> Result<(), String> {
+        let (dims, out) = (&self.broadcast_dimensions, &self.shape);
+        let target = ShapeDisplay(out);
+        if dims.len() != x.shape.len() {
+            return Err(format!(
+                "broadcast_dimensions {dims:?} must name one output axis for each of the {} axes of {x}",
+                x.shape.len()
+            ));
+        }
+        if dims.windows(2).any(|w| w[0] >= w[1]) || dims.iter().any(|&d| d >= out.len()) {
+            return Err(format!(
+                "broadcast_dimensions {dims:?} must be strictly increasing axes of the output shape {target}"
+            ));
+        }
+        for (i, (&n, &d)) in x.shape.iter().zip(dims).enumerate() {
+            if n != 1 && n != out[d] {
+                return Err(format!(
+                    "cannot broadcast {x} to shape {target}: operand axis {i} has extent {n} but output axis {d} has extent {}",
+                    out[d]
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Primitive for BroadcastInDim {
+    fn name(&self) -> String {
+        "broadcast_in_dim".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        self.check(&inputs[0])?;
+        Ok(reshaped(&inputs[0], self.shape.clone()))
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let out = &outputs[0];
+        if x.size() == size(&out.shape) {
+            // Only extent-1 axes were added: the same elements in the same order.
+            return vec![x.with_shape(out.shape.clone())];
+        }
+        let own = contiguous_strides(x.shape());
+        let mut strides = vec![0isize; out.shape.len()];
+        for (i, &d) in self.broadcast_dimensions.iter().enumerate() {
+            if x.shape()[i] != 1 {
+                strides[d] = own[i] as isize;
+            }
+        }
+        let buffer = crate::with_buffer!(x.buffer(), |v: T| {
+            T::wrap(copy::strided_copy(v, 0, &strides, &out.shape))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+/// `concatenate`: operands of one dtype and rank, equal in shape except along `dimension`,
+/// joined along it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Concatenate {
+    /// The axis to join along.
+    pub dimension: usize,
+}
+
+impl Primitive for Concatenate {
+    fn name(&self) -> String {
+        "concatenate".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        let first = inputs.first().ok_or("expected at least one operand")?;
+        let (rank, axis) = (first.shape.len(), self.dimension);
+        if inputs.iter().any(|a| a.dtype != first.dtype) {
+            return Err(format!("operands must have the same dtype, got {}", describe(inputs)));
+        }
+        if inputs.iter().any(|a| a.shape.len() != rank) {
+            return Err(format!("operands must have the same rank, got {}", describe(inputs)));
+        }
+        if axis >= rank {
+            return Err(format!("axis {axis} is out of bounds for operands {}", describe(inputs)));
+        }
+        let differ = |a: &Aval| (0..rank).any(|d| d != axis && a.shape[d] != first.shape[d]);
+        if inputs.iter().any(differ) {
+            return Err(format!(
+                "operands must have the same shape except along axis {axis}, got {}",
+                describe(inputs)
+            ));
+        }
+        let mut shape = first.shape.clone();
+        shape[axis] = inputs.iter().map(|a| a.shape[axis]).sum();
+        let weak = inputs.iter().all(|a| a.weak);
+        Ok(vec![Aval { shape, dtype: first.dtype, weak }])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let out = &outputs[0];
+        let axis = self.dimension;
+        let outer: usize = out.shape[..axis].iter().product();
+        let inner: usize = out.shape[axis + 1..].iter().product();
+        let buffer = crate::with_buffer!(inputs[0].buffer(), |_v: T| {
+            let parts: Vec<(&[T], usize)> = inputs
+                .iter()
+                .map(|a| (a.as_slice::<T>().expect("checked"), a.shape()[axis] * inner))
+                .collect();
+            T::wrap(copy::concatenate(&parts, outer))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+/// `slice`: along each axis, elements `start, start + stride, ...` below `limit`
+/// (`0 <= start <= limit <= extent`, `stride >= 1`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Slice {
+    /// First index per axis.
+    pub start_indices: Vec<usize>,
+    /// End per axis, exclusive.
+    pub limit_indices: Vec<usize>,
+    /// Step per axis (at least 1).
+    pub strides: Vec<usize>,
+}
+
+impl Slice {
+    fn out_shape(&self, x: &Aval) -> Result<Vec<usize>, String> {
+        let (start, limit, strides) = (&self.start_indices, &self.limit_indices, &self.strides);
+        let rank = x.shape.len();
+        if start.len() != rank || limit.len() != rank || strides.len() != rank {
+            return Err(format!(
+                "start {start:?}, limit {limit:?} and strides {strides:?} must each have one entry per axis of {x}"
+            ));
+        }
+        (0..rank)
+            .map(|ax| {
+                let (s, l, st, n) = (start[ax], limit[ax], strides[ax], x.shape[ax]);
+                if s > l || l > n || st == 0 {
+                    return Err(format!(
+                        "axis {ax} of {x}: start {s}, limit {l}, stride {st} must satisfy 0 <= start <= limit <= {n} and stride >= 1"
+                    ));
+                }
+                Ok((l - s).div_ceil(st))
+            })
+            .collect()
+    }
+}
+
+impl Primitive for Slice {
+    fn name(&self) -> String {
+        "slice".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        Ok(reshaped(&inputs[0], self.out_shape(&inputs[0])?))
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let out = &outputs[0];
+        if out.shape == x.shape() {
+            return vec![x.clone()];
+        }
+        let own = contiguous_strides(x.shape());
+        let offset: usize = self.start_indices.iter().zip(&own).map(|(s, o)| s * o).sum();
+        let strides: Vec<isize> =
+            self.strides.iter().zip(&own).map(|(&s, &o)| (s * o) as isize).collect();
+        let buffer = crate::with_buffer!(x.buffer(), |v: T| {
+            T::wrap(copy::strided_copy(v, offset, &strides, &out.shape))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+/// `rev`: reverses the order of elements along each of `dimensions`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Rev {
+    /// The axes to reverse.
+    pub dimensions: Vec<usize>,
+}
+
+impl Primitive for Rev {
+    fn name(&self) -> String {
+        "rev".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        let x = &inputs[0];
+        let dims = &self.dimensions;
+        let mut seen = vec![false; x.shape.len()];
+        let ok = dims.iter().all(|&d| d < seen.len() && !std::mem::replace(&mut seen[d], true));
+        if !ok {
+            return Err(format!("dimensions {dims:?} must be distinct axes of {x}"));
+        }
+        Ok(reshaped(x, x.shape.clone()))
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let out = &outputs[0];
+        let own = contiguous_strides(x.shape());
+        let mut strides: Vec<isize> = own.iter().map(|&s| s as isize).collect();
+        let mut offset = 0;
+        for &d in &self.dimensions {
+            // Start at the last element of the axis and walk back.
+            offset += x.shape()[d].saturating_sub(1) * own[d];
+            strides[d] = -strides[d];
+        }
+        let buffer = crate::with_buffer!(x.buffer(), |v: T| {
+            T::wrap(copy::strided_copy(v, offset, &strides, &out.shape))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+/// `pad(operand, padding_value)`: along each axis, `low` copies of the 0-d padding value before
+/// the elements, `high` after, and `interior` between neighbours. Negative `low`/`high` crop.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Pad {
+    /// Padding before the elements, per axis (negative crops).
+    pub low: Vec<i64>,
+    /// Padding after the elements, per axis (negative crops).
+    pub high: Vec<i64>,
+    /// Padding between neighbouring elements, per axis.
+    pub interior: Vec<usize>,
+}
+
+impl Primitive for Pad {
+    fn name(&self) -> String {
+        "pad".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 2)?;
+        let (x, v) = (&inputs[0], &inputs[1]);
+        if !v.shape.is_empty() || v.dtype != x.dtype {
+            return Err(format!(
+                "the padding value must be a 0-d array of the operand's dtype, got {}",
+                describe(inputs)
+            ));
+        }
+        let rank = x.shape.len();
+        let (low, high, interior) = (&self.low, &self.high, &self.interior);
+        if low.len() != rank || high.len() != rank || interior.len() != rank {
+            return Err(format!(
+                "low {low:?}, high {high:?} and interior {interior:?} must each have one entry per axis of {x}"
+            ));
+        }
+        let shape = (0..rank)
+            .map(|ax| {
+                let n = x.shape[ax] as i64;
+                let len = low[ax] + high[ax] + n + (n - 1).max(0) * interior[ax] as i64;
+                usize::try_from(len).map_err(|_| {
+                    format!(
+                        "padding low {low:?} and high {high:?} crops axis {ax} of {x} below zero"
+                    )
+                })
+            })
+            .collect::<Result<Vec<usize>, String>>()?;
+        Ok(reshaped(x, shape))
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let x = inputs[0];
+        let out = &outputs[0];
+        if out.shape.is_empty() {
+            return vec![x.clone()];
+        }
+        let axes: Vec<PadAxis> = (0..x.ndim())
+            .map(|ax| PadAxis {
+                low: self.low[ax],
+                interior: self.interior[ax],
+                len: x.shape()[ax],
+            })
+            .collect();
+        let buffer = crate::with_buffer!(x.buffer(), |v: T| {
+            let value = inputs[1].as_slice::<T>().expect("checked")[0];
+            T::wrap(copy::pad(v, &axes, &out.shape, value))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+}
+
+/// `iota`: an array of `shape` whose elements are their index along `dimension`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Iota {
+    /// The element type.
+    pub dtype: DType,
+    /// The output shape.
+    pub shape: Vec<usize>,
+    /// The axis whose index each element holds.
+    pub dimension: usize,
+}
+
+impl Primitive for Iota {
+    fn name(&self) -> String {
+        "iota".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 0)?;
+        if self.dimension >= self.shape.len() {
+            return Err(format!(
+                "dimension {} is out of bounds for shape {}",
+                self.dimension,
+                ShapeDisplay(&self.shape)
+            ));
+        }
+        if self.dtype.is_bool() {
+            return Err("the dtype must be numeric, got bool".to_string());
+        }
+        Ok(vec![Aval { shape: self.shape.clone(), dtype: self.dtype, weak: false }])
+    }
+
+    fn eval(&self, _inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let out = &outputs[0];
+        let step = contiguous_strides(&self.shape)[self.dimension];
+        let n = self.shape[self.dimension];
+        let buffer = crate::with_dtype!(self.dtype, |T| {
+            T::wrap(build(size(&self.shape), |start, chunk| {
+                for (k, o) in chunk.iter_mut().enumerate() {
+                    o.write(T::from_u64((((start + k) / step) % n) as u64));
+                }
+            }))
+        });
+        vec![Array::from_buffer(out.shape.clone(), buffer, false)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primitives::bind1;
+
+    fn iota(shape: &[usize]) -> Array {
+        let n = size(shape) as i32;
+        Array::from_shape_vec(shape, (0..n).collect())
+    }
+
+    #[test]
+    fn slice_with_strides() {
+        let x = iota(&[3, 4]);
+        let s = Slice { start_indices: vec![1, 0], limit_indices: vec![3, 4], strides: vec![1, 2] };
+        let y = bind1(&s, &[&x]);
+        assert_eq!(y.shape(), &[2, 2]);
+        assert_eq!(y.to_vec::<i32>().unwrap(), vec![4, 6, 8, 10]);
+    }
+
+    #[test]
+    fn reshape_shares_the_buffer() {
+        let x = iota(&[2, 3]);
+        let y = bind1(&Reshape { new_sizes: vec![3, 2] }, &[&x]);
+        assert!(y.shares_buffer_with(&x));
+    }
+
+    #[test]
+    fn broadcast_in_dim_repeats() {
+        let x = iota(&[3]);
+        let b = BroadcastInDim { shape: vec![3, 2], broadcast_dimensions: vec![0] };
+        assert_eq!(bind1(&b, &[&x]).to_vec::<i32>().unwrap(), vec![0, 0, 1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn rules_reject_bad_parameters() {
+        let x = Aval { shape: vec![2, 3], dtype: DType::F32, weak: false };
+        let t = Transpose { permutation: vec![0, 0] };
+        assert!(t.abstract_eval(std::slice::from_ref(&x)).unwrap_err().contains("[0, 0]"));
+        let s = Slice { start_indices: vec![0, 2], limit_indices: vec![2, 4], strides: vec![1, 1] };
+        assert!(s.abstract_eval(std::slice::from_ref(&x)).unwrap_err().contains("axis 1"));
+        let b = BroadcastInDim { shape: vec![4, 3], broadcast_dimensions: vec![0, 1] };
+        assert!(b.abstract_eval(&[x]).unwrap_err().contains("operand axis 0 has extent 2"));
+    }
+
+    #[test]
+    fn iota_along_an_axis() {
+        let i = bind1(&Iota { dtype: DType::I32, shape: vec![2, 3], dimension: 1 }, &[]);
+        assert_eq!(i.to_vec::<i32>().unwrap(), vec![0, 1, 2, 0, 1, 2]);
+    }
+}

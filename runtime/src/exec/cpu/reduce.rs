@@ -43,12 +43,14 @@ pub struct Fold<A, L, C> {
 }
 
 /// `(outer, extent, inner)`: the element counts before, along and after `axis`.
+#[track_caller]
 pub fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
     (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
 }
 
 /// Folds a row-major buffer of `shape` over `axes` (unique, in range, any order). The result
 /// holds the remaining axes in row-major order; an empty reduction gives `identity`.
+#[track_caller]
 pub fn reduce<S, A, L, C>(
     src: &[S],
     shape: &[usize],
@@ -288,6 +290,7 @@ where
 /// Inclusive scan along `axis` of a row-major buffer of `shape` (`cumsum` and friends): each
 /// output is the fold of the elements up to it (from it to the end when `reverse`), converted
 /// back with `store`. Folds run sequentially along the axis, as NumPy's do.
+#[track_caller]
 pub fn scan<T, A, L, C>(
     src: &[T],
     shape: &[usize],
@@ -373,6 +376,7 @@ fn scan_slab<T, A, L, C>(
 /// For each position of the other axes, the index along `axis` of the element that is
 /// `better` than all before it and not beaten by any after it: with a strict `better`, the
 /// first of tied elements. The axis must not be empty.
+#[track_caller]
 pub fn arg_reduce<T, B>(src: &[T], shape: &[usize], axis: usize, better: B) -> Vec<i32>
 where
     T: Copy + Send + Sync,

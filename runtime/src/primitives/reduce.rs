@@ -35,6 +35,7 @@ pub enum ReduceOp {
 
 impl ReduceOp {
     /// The primitive's name (`reduce_sum`, ...).
+    #[track_caller]
     pub fn op_name(self) -> &'static str {
         match self {
             ReduceOp::Sum => "reduce_sum",

@@ -23,8 +23,14 @@ const LEAF: usize = 128;
 const LANES: usize = 8;
 /// Fewest rows a column leaf folds sequentially before splitting in halves.
 const LEAF_ROWS: usize = 16;
-/// Columns one task folds: its accumulators stay in L1, and the stack holds one spare set.
-const COLS: usize = 256;
+/// Elements a column leaf folds at least: narrow column blocks fold more rows per leaf so a
+/// leaf still does real work (at most 256 sequential steps per column, for 2 columns).
+const COLUMN_LEAF: usize = 512;
+/// Columns one task folds or scans: each row piece is 8 KiB of `f32`, long enough for the
+/// prefetcher to stream it, while the accumulators stay in L1.
+const COLS: usize = 2048;
+/// Widths up to this keep their spare accumulators on the stack.
+const STACK_COLS: usize = 64;
 /// Elements per parallel task when many small independent outputs are computed.
 const TASK: usize = 1 << 14;
 
@@ -37,12 +43,14 @@ pub struct Fold<A, L, C> {
 }
 
 /// `(outer, extent, inner)`: the element counts before, along and after `axis`.
+#[track_caller]
 pub fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
     (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
 }
 
 /// Folds a row-major buffer of `shape` over `axes` (unique, in range, any order). The result
 /// holds the remaining axes in row-major order; an empty reduction gives `identity`.
+#[track_caller]
 pub fn reduce<S, A, L, C>(
     src: &[S],
     shape: &[usize],
@@ -141,6 +149,11 @@ where
     where
         L: Fn(S) -> A + Sync,
     {
+        if x.len() < 2 * LANES {
+            // Too short for lanes to pay off.
+            let c = &self.combine;
+            return x.iter().fold(self.identity, |acc, &v| c(acc, (self.load)(v)));
+        }
         if x.len() <= LEAF {
             return self.leaf(x);
         }
@@ -203,20 +216,18 @@ where
         L: Fn(S) -> A + Sync,
     {
         let w = out.len();
-        // Narrow column blocks fold more rows per leaf so a leaf still does real work.
-        if hi - lo <= LEAF_ROWS.max(LEAF / w) {
-            out.fill(self.identity);
-            for r in lo..hi {
-                let row = &src[r * inner + c0..][..w];
-                for (o, &x) in out.iter_mut().zip(row) {
-                    *o = (self.combine)(*o, (self.load)(x));
-                }
-            }
+        if hi - lo <= LEAF_ROWS.max(COLUMN_LEAF / w) {
+            self.column_leaf(src, (lo, hi), inner, c0, out);
             return;
         }
         let mid = lo + (hi - lo) / 2;
-        let mut spare = [self.identity; COLS];
-        let spare = &mut spare[..w];
+        let (mut on_stack, mut on_heap) = ([self.identity; STACK_COLS], Vec::new());
+        let spare = if w <= STACK_COLS {
+            &mut on_stack[..w]
+        } else {
+            on_heap.resize(w, self.identity);
+            &mut on_heap[..]
+        };
         if (hi - lo) * w >= PARALLEL_THRESHOLD {
             rayon::join(
                 || self.columns(src, (lo, mid), inner, c0, out),
@@ -228,6 +239,39 @@ where
         }
         for (o, &s) in out.iter_mut().zip(spare.iter()) {
             *o = (self.combine)(*o, s);
+        }
+    }
+
+    /// Folds rows `lo..hi` of columns `c0..c0 + out.len()` into `out` sequentially. Rows are
+    /// taken four at a time so `out` is loaded and stored once per four rows; the order of the
+    /// combines is the same as one row at a time.
+    #[inline]
+    fn column_leaf<S: Copy>(
+        &self,
+        src: &[S],
+        (lo, hi): (usize, usize),
+        inner: usize,
+        c0: usize,
+        out: &mut [A],
+    ) where
+        L: Fn(S) -> A,
+    {
+        let (c, load) = (&self.combine, &self.load);
+        let w = out.len();
+        let row = |r: usize| &src[r * inner + c0..][..w];
+        out.fill(self.identity);
+        let mut r = lo;
+        while r + 4 <= hi {
+            let (r0, r1, r2, r3) = (row(r), row(r + 1), row(r + 2), row(r + 3));
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = c(c(c(c(*o, load(r0[j])), load(r1[j])), load(r2[j])), load(r3[j]));
+            }
+            r += 4;
+        }
+        for r in r..hi {
+            for (o, &x) in out.iter_mut().zip(row(r)) {
+                *o = c(*o, load(x));
+            }
         }
     }
 
@@ -247,6 +291,7 @@ where
 /// Inclusive scan along `axis` of a row-major buffer of `shape` (`cumsum` and friends): each
 /// output is the fold of the elements up to it (from it to the end when `reverse`), converted
 /// back with `store`. Folds run sequentially along the axis, as NumPy's do.
+#[track_caller]
 pub fn scan<T, A, L, C>(
     src: &[T],
     shape: &[usize],
@@ -290,8 +335,11 @@ fn scan_slab<T, A, L, C>(
     C: Fn(A, A) -> A + Sync,
 {
     if inner == 1 {
-        let mut acc = [fold.identity];
-        let step = |x: &mut T| fold.step(&mut acc, std::slice::from_mut(x), store);
+        let mut acc = fold.identity;
+        let step = |x: &mut T| {
+            acc = (fold.combine)(acc, (fold.load)(*x));
+            *x = store(acc);
+        };
         if reverse {
             slab.iter_mut().rev().for_each(step);
         } else {
@@ -329,6 +377,7 @@ fn scan_slab<T, A, L, C>(
 /// For each position of the other axes, the index along `axis` of the element that is
 /// `better` than all before it and not beaten by any after it: with a strict `better`, the
 /// first of tied elements. The axis must not be empty.
+#[track_caller]
 pub fn arg_reduce<T, B>(src: &[T], shape: &[usize], axis: usize, better: B) -> Vec<i32>
 where
     T: Copy + Send + Sync,

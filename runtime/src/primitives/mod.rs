@@ -8,6 +8,7 @@
 
 pub mod binary;
 pub mod convert;
+pub mod random;
 pub mod select;
 pub mod unary;
 

@@ -2,4 +2,7 @@
 
 pub mod elementwise;
 pub mod pool;
+pub mod samplers;
 pub mod special;
+pub mod threefry;
+pub mod xla_math;

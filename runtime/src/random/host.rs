@@ -130,7 +130,7 @@ mod tests {
         let taken = take_axis(&x, &[1, 1, 0], 0);
         assert_eq!(taken.shape(), &[3, 3]);
         assert_eq!(taken.to_vec::<i32>().unwrap(), vec![4, 5, 6, 4, 5, 6, 1, 2, 3]);
-        assert_eq!(argmax_axis(&[1.0, 3.0, 3.0, 0.0], &[2, 2], 0), vec![1, 1]);
+        assert_eq!(argmax_axis(&[1.0, 3.0, 3.0, 3.0], &[2, 2], 1), vec![1, 0]); // ties: first
         assert_eq!(argmax_axis(&[1.0, f32::NAN, 5.0], &[3], 0), vec![1]);
         assert_eq!(cumsum(&[1, 2, 3]), vec![1, 3, 6]);
         let c = [0.1, 0.3, 0.3, 1.0];

@@ -145,3 +145,36 @@ pub fn bits_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array 
     }
     bind1(&RandomBits { shape: shape.as_ref().to_vec(), dtype }, &[data])
 }
+
+/// The raw Threefry-2x32 hash, as `jax.extend.random.threefry_2x32(keypair, count)`: the
+/// `uint32` counts (any shape) are flattened and split into halves `x0` and `x1` (a zero is
+/// appended to an odd count), hashed pairwise under `keypair` (`uint32` of shape `(2,)`), and the
+/// outputs `y0`, `y1` concatenated and trimmed back to the counts' shape.
+///
+/// ```
+/// use rjax_runtime::{jnp, random};
+/// let key = jnp::array(&[0x1319_8A2Eu32, 0x0370_7344]);
+/// let out = random::threefry_2x32(&key, &jnp::array(&[0x243F_6A88u32, 0x85A3_08D3]));
+/// assert_eq!(out.to_vec::<u32>().unwrap(), vec![0xC492_3A9C, 0x483D_F7A0]);
+/// ```
+#[track_caller]
+pub fn threefry_2x32(keypair: &Array, count: &Array) -> Array {
+    let key = Key::from_data("threefry_2x32", keypair.clone());
+    let [k0, k1] = key.single("threefry_2x32").to_vec::<u32>().unwrap()[..] else {
+        unreachable!("a single key has two words")
+    };
+    let Some(counts) = count.as_slice::<u32>() else {
+        panic!("threefry_2x32: counts must be uint32, got {}", count.dtype());
+    };
+    let half = counts.len().div_ceil(2);
+    let mut padded = counts.to_vec();
+    padded.resize(2 * half, 0);
+    let x0 = Array::from_shape_vec([half], padded[..half].to_vec());
+    let x1 = Array::from_shape_vec([half], padded[half..].to_vec());
+    let prim = crate::primitives::random::Threefry2x32;
+    let y = crate::primitives::bind(&prim, &[&Array::from(k0), &Array::from(k1), &x0, &x1]);
+    let mut out = y[0].to_vec::<u32>().unwrap();
+    out.extend(y[1].to_vec::<u32>().unwrap());
+    out.truncate(counts.len());
+    Array::from_shape_vec(count.shape(), out)
+}

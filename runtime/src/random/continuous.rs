@@ -170,7 +170,7 @@ pub fn bernoulli(key: &Key, p: impl ArrayLike, shape: impl AsRef<[usize]>) -> Ar
     // A Rust scalar is weakly typed and takes the default float type, as a Python float does.
     let dtype = if p.is_weak() { DType::F32 } else { p.dtype() };
     let p = bound("bernoulli", "p", p, dtype, shape);
-    jnp::less(&uniform_dtype(key, shape, dtype), &p)
+    jnp::less(uniform_dtype(key, shape, dtype), &p)
 }
 
 /// Binds the `random_sample` primitive for `sampler` on a single key and its bounds.

@@ -403,7 +403,7 @@ fn categorical_impl(key: &Key, logits: &Array, axis: isize, shape: Option<&[usiz
     let mut logits_shape = vec![1; prefix];
     logits_shape.extend_from_slice(logits.shape());
     let noise = sample("categorical", Sampler::Gumbel, key, &noise_shape, logits.dtype(), &[]);
-    let scores = jnp::add(&noise, &logits.with_shape(logits_shape));
+    let scores = jnp::add(&noise, logits.with_shape(logits_shape));
     let best = match scores.dtype() {
         DType::F32 => argmax_axis(scores.as_slice::<f32>().unwrap(), &noise_shape, prefix + axis),
         _ => argmax_axis(scores.as_slice::<f64>().unwrap(), &noise_shape, prefix + axis),

@@ -135,7 +135,7 @@ fn scaled_draw(
     match d {
         Distribution::TruncatedNormal => {
             // The standard deviation of a standard normal truncated to (-2, 2).
-            let stddev = variance.sqrt() / constant(0.87962566103423978, dtype);
+            let stddev = variance.sqrt() / constant(0.8796256610342398, dtype);
             truncated_normal_dtype(key, -2.0, 2.0, shape, dtype) * stddev
         }
         Distribution::Normal => normal_dtype(key, shape, dtype) * variance.sqrt(),

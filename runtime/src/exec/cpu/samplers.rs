@@ -48,6 +48,23 @@ pub trait SampleFloat:
     fn as_f64(self) -> f64;
 }
 
+/// The next representable value toward +infinity (`nextafter(x, inf)`; `f32::next_up` needs a
+/// newer Rust than the crate's minimum).
+macro_rules! next_up_bits {
+    ($x:expr, $t:ty) => {{
+        let x: $t = $x;
+        if x.is_nan() || x == <$t>::INFINITY {
+            x
+        } else if x == 0.0 {
+            <$t>::from_bits(1)
+        } else if x > 0.0 {
+            <$t>::from_bits(x.to_bits() + 1)
+        } else {
+            <$t>::from_bits(x.to_bits() - 1)
+        }
+    }};
+}
+
 impl SampleFloat for f32 {
     const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
@@ -84,11 +101,11 @@ impl SampleFloat for f32 {
     }
     #[inline(always)]
     fn next_up(self) -> f32 {
-        f32::next_up(self)
+        next_up_bits!(self, f32)
     }
     #[inline(always)]
     fn next_down(self) -> f32 {
-        f32::next_down(self)
+        -next_up_bits!(-self, f32)
     }
     #[inline(always)]
     fn is_nan(self) -> bool {
@@ -136,11 +153,11 @@ impl SampleFloat for f64 {
     }
     #[inline(always)]
     fn next_up(self) -> f64 {
-        f64::next_up(self)
+        next_up_bits!(self, f64)
     }
     #[inline(always)]
     fn next_down(self) -> f64 {
-        f64::next_down(self)
+        -next_up_bits!(-self, f64)
     }
     #[inline(always)]
     fn is_nan(self) -> bool {

@@ -79,9 +79,17 @@ fn fill<F: CounterMap>(key: [u32; 2], start: usize, out: &mut [MaybeUninit<F::Ou
 
 /// [`fill_portable`] compiled with AVX and FMA, so that the samplers' fused multiply-adds (which
 /// XLA emits, and which their exact results depend on) are single instructions.
+///
+/// # Safety
+/// The CPU must support AVX and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
-fn fill_fma<F: CounterMap>(key: [u32; 2], start: usize, out: &mut [MaybeUninit<F::Out>], f: &F) {
+unsafe fn fill_fma<F: CounterMap>(
+    key: [u32; 2],
+    start: usize,
+    out: &mut [MaybeUninit<F::Out>],
+    f: &F,
+) {
     fill_portable(key, start, out, f);
 }
 

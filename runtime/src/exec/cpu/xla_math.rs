@@ -30,7 +30,7 @@ pub fn log_f32(x: f32) -> f32 {
     let m = f32::from_bits((bits & !0x7F80_0000) | 0x3F00_0000);
     let mut e = 1.0 + ((bits >> 23) as i32 - 0x7F) as f32;
     // Shift m into [sqrt(1/2), sqrt(2)) and subtract 1.
-    let small = m < 0.707106781186547524;
+    let small = m < std::f32::consts::FRAC_1_SQRT_2;
     let t = (m - 1.0) + if small { m } else { 0.0 };
     e -= if small { 1.0 } else { 0.0 };
     let t2 = t * t;

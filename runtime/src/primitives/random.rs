@@ -56,7 +56,9 @@ impl Primitive for Threefry2x32 {
 /// low bits of `y0 ^ y1`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RandomBits {
+    /// The shape of the draw.
     pub shape: Vec<usize>,
+    /// `U8`, `U16`, `U32` or `U64`.
     pub dtype: DType,
 }
 
@@ -101,6 +103,7 @@ impl Primitive for RandomBits {
 /// `(y0, y1)` of counter `i`. The output is their data, of shape `(*shape, 2)`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RandomSplit {
+    /// The shape of the key array produced.
     pub shape: Vec<usize>,
 }
 
@@ -193,8 +196,11 @@ impl Sampler {
 /// fuses into one loop; this primitive is that loop, with the same arithmetic.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RandomSample {
+    /// Which sampler, and so which operands follow the key.
     pub sampler: Sampler,
+    /// The shape of the sample.
     pub shape: Vec<usize>,
+    /// `F32` or `F64`.
     pub dtype: DType,
 }
 

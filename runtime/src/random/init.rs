@@ -37,7 +37,9 @@ pub enum FanMode {
 pub enum Distribution {
     /// A normal truncated to two standard deviations, rescaled to the target variance.
     TruncatedNormal,
+    /// A normal with the target variance.
     Normal,
+    /// A uniform on a symmetric interval with the target variance.
     Uniform,
 }
 

@@ -23,7 +23,9 @@ pub trait SampleFloat:
     + Div<Output = Self>
     + Neg<Output = Self>
 {
+    /// `0`.
     const ZERO: Self;
+    /// `1`.
     const ONE: Self;
     /// `sqrt(2)` rounded to this type.
     const SQRT2: Self;
@@ -36,13 +38,21 @@ pub trait SampleFloat:
     fn unit(y0: u32, y1: u32) -> Self;
     /// `self * b + c` with one rounding.
     fn fma(self, b: Self, c: Self) -> Self;
+    /// Square root (correctly rounded, as XLA's).
     fn sqrt(self) -> Self;
+    /// Natural logarithm, XLA's for f32.
     fn log(self) -> Self;
+    /// `ln(1 + x)`, XLA's for f32.
     fn log1p(self) -> Self;
+    /// The error function, XLA's for f32.
     fn erf(self) -> Self;
+    /// The inverse error function, XLA's for f32.
     fn erf_inv(self) -> Self;
+    /// The next value toward +infinity (`nextafter(x, inf)`).
     fn next_up(self) -> Self;
+    /// The next value toward -infinity (`nextafter(x, -inf)`).
     fn next_down(self) -> Self;
+    /// Whether the value is NaN.
     fn is_nan(self) -> bool;
     /// `self as f64`, for statistics and messages.
     fn as_f64(self) -> f64;
@@ -196,6 +206,7 @@ fn affine<T: SampleFloat>(u: T, lo: T, hi: T) -> T {
 
 /// A pair of bounds per element: the same pair everywhere, or one pair per element.
 pub trait Bounds<T>: Sync {
+    /// The `(lo, hi)` pair of flat element `i`.
     fn at(&self, i: usize) -> (T, T);
 }
 

@@ -120,10 +120,6 @@ fn check(name: &str, got: &[Array]) {
     check_close(name, got, 0.0, 0.0);
 }
 
-/// Tolerance for float64 samplers whose transcendental functions (erf_inv, log) differ from
-/// XLA's float64 implementations in the last bits.
-const F64_RTOL: f64 = 1e-12;
-
 fn k(seed: i64) -> Key {
     random::key(seed)
 }
@@ -356,7 +352,7 @@ fn bits_prefix_property() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// tests/data/random.json: float samplers (f32 bit-exact, f64 within F64_RTOL).
+// tests/data/random.json: float samplers, bit-exact in f32 and f64.
 
 #[test]
 fn uniform_values() {
@@ -377,14 +373,12 @@ fn uniform_values() {
 
 #[test]
 fn uniform_values_f64() {
-    check_close(
+    check(
         "uniform_f64",
         &[
             random::uniform_dtype(&k(0), [4], DType::F64),
             random::uniform_range_dtype(&k(4), [500], DType::F64, -3.0, 0.5),
         ],
-        0.0,
-        0.0,
     );
 }
 
@@ -393,14 +387,12 @@ fn normal_values() {
     check("normal_1000", &[random::normal(&k(0), [1000])]);
     check("normal_2d", &[random::normal(&k(8), [7, 9])]);
     check("normal_large", &[random::normal(&k(1), [1 << 17])]);
-    check_close(
+    check(
         "normal_f64",
         &[
             random::normal_dtype(&k(0), [4], DType::F64),
             random::normal_dtype(&k(2), [500], DType::F64),
         ],
-        F64_RTOL,
-        0.0,
     );
 }
 
@@ -419,11 +411,9 @@ fn truncated_normal_values() {
         "truncated_normal_array_bounds",
         &[random::truncated_normal(&k(2), &lower, &upper, [3, 4])],
     );
-    check_close(
+    check(
         "truncated_normal_f64",
         &[random::truncated_normal_dtype(&k(0), -2.0, 2.0, [300], DType::F64)],
-        F64_RTOL,
-        0.0,
     );
 }
 
@@ -432,8 +422,8 @@ fn exponential_and_gumbel_values() {
     check("exponential", &[random::exponential(&k(0), [1000])]);
     check("gumbel", &[random::gumbel(&k(0), [1000])]);
     let f64s = [random::exponential_dtype(&k(1), [300], DType::F64)];
-    check_close("exponential_f64", &f64s, F64_RTOL, 0.0);
-    check_close("gumbel_f64", &[random::gumbel_dtype(&k(1), [300], DType::F64)], F64_RTOL, 1e-15);
+    check("exponential_f64", &f64s);
+    check("gumbel_f64", &[random::gumbel_dtype(&k(1), [300], DType::F64)]);
 }
 
 #[test]
@@ -598,7 +588,7 @@ fn initializers_match_jax_nn_initializers() {
         .with_axes([0], [1, 2], []);
     check("init_variance_scaling_axes", &[vs.init(&k(4), [3, 4, 5])]);
     let w = init::glorot_normal().with_dtype(DType::F64).init(&k(0), [4, 5]);
-    check_close("init_glorot_normal_f64", &[w], F64_RTOL, 0.0);
+    check("init_glorot_normal_f64", &[w]);
 }
 
 // ---------------------------------------------------------------------------------------------

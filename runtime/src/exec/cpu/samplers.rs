@@ -1,16 +1,15 @@
 //! What each sampler computes from the two hashed words of its counter: random bits, and
 //! JAX's float samplers fused into the hashing pass (one sweep over memory instead of one per
 //! `lax` op), with XLA's arithmetic (fused multiply-adds, [`xla_math`](super::xla_math)) so the
-//! values match JAX's bit for bit in f32.
+//! values match JAX's bit for bit, in f32 and in f64.
 //!
 //! A sampler here is a [`CounterMap`]; [`map_counters`](super::threefry::map_counters) runs it.
 
 use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-use super::special::erf_inv_f64;
 use super::threefry::CounterMap;
-use super::xla_math::{erf_f32, erf_inv_f32, log1p_f32, log_f32};
+use super::xla_math::{erf_f32, erf_inv_f32, erf_inv_f64, log1p_f32, log1p_f64, log_f32};
 use crate::dtype::Element;
 
 /// The float types samplers produce, with the math they need in the precision XLA uses.
@@ -40,13 +39,13 @@ pub trait SampleFloat:
     fn fma(self, b: Self, c: Self) -> Self;
     /// Square root (correctly rounded, as XLA's).
     fn sqrt(self) -> Self;
-    /// Natural logarithm, XLA's for f32.
+    /// Natural logarithm, as XLA computes it.
     fn log(self) -> Self;
-    /// `ln(1 + x)`, XLA's for f32.
+    /// `ln(1 + x)`, as XLA computes it.
     fn log1p(self) -> Self;
-    /// The error function, XLA's for f32.
+    /// The error function (XLA's for f32; the C library's, correctly rounded in practice, for f64).
     fn erf(self) -> Self;
-    /// The inverse error function, XLA's for f32.
+    /// The inverse error function, as XLA computes it.
     fn erf_inv(self) -> Self;
     /// The next value toward +infinity (`nextafter(x, inf)`).
     fn next_up(self) -> Self;
@@ -151,7 +150,7 @@ impl SampleFloat for f64 {
     }
     #[inline(always)]
     fn log1p(self) -> f64 {
-        self.ln_1p()
+        log1p_f64(self)
     }
     #[inline(always)]
     fn erf(self) -> f64 {

@@ -141,8 +141,8 @@ fn golden_prngkey_data() {
 
 #[test]
 fn golden_threefry2x32_known_answer() {
-    let key = jnp::array(&[0x1319_8A2Eu32, 0x0370_7344]);
-    let count = jnp::array(&[0x243F_6A88u32, 0x85A3_08D3]);
+    let key = jnp::array([0x1319_8A2Eu32, 0x0370_7344]);
+    let count = jnp::array([0x243F_6A88u32, 0x85A3_08D3]);
     assert_golden("threefry2x32_known_answer", 0, &random::threefry_2x32(&key, &count));
 }
 
@@ -302,13 +302,13 @@ fn key_arrays_behave_like_typed_keys() {
 #[test]
 fn threefry_known_answers() {
     let h = |key: [u32; 2], count: [u32; 2]| {
-        random::threefry_2x32(&jnp::array(&key), &jnp::array(&count)).to_vec::<u32>().unwrap()
+        random::threefry_2x32(&jnp::array(key), &jnp::array(count)).to_vec::<u32>().unwrap()
     };
     // Random123's known-answer vectors for threefry2x32_20.
     assert_eq!(h([0, 0], [0, 0]), vec![0x6B20_0159, 0x99BA_4EFE]);
     assert_eq!(h([!0, !0], [!0, !0]), vec![0x1CB9_96FC, 0xBB00_2BE7]);
     // An odd count is padded with a zero: element 0 pairs with element 2, 1 with the pad.
-    let odd = random::threefry_2x32(&jnp::array(&[1u32, 2]), &jnp::array(&[10u32, 11, 12]));
+    let odd = random::threefry_2x32(&jnp::array([1u32, 2]), &jnp::array([10u32, 11, 12]));
     let [a, b] = [h([1, 2], [10, 12]), h([1, 2], [11, 0])];
     assert_eq!(odd.to_vec::<u32>().unwrap(), vec![a[0], b[0], a[1]]);
 }
@@ -366,7 +366,7 @@ fn uniform_values() {
         ],
     );
     let lo = Array::from_shape_vec([3, 1], vec![0.0f32, 1.0, -5.0]);
-    let hi = jnp::array(&[1.0f32, 2.0, 3.0, 4.0]);
+    let hi = jnp::array([1.0f32, 2.0, 3.0, 4.0]);
     check("uniform_array_bounds", &[random::uniform_range(&k(3), [3, 4], &lo, &hi)]);
     check("uniform_large", &[random::uniform_range(&k(7), [1 << 17], -1.5, 2.5)]);
 }
@@ -406,7 +406,7 @@ fn truncated_normal_values() {
         ],
     );
     let lower = Array::from_shape_vec([3, 1], vec![-1.0f32, 0.0, -3.0]);
-    let upper = jnp::array(&[1.0f32, 2.0, 0.5, 3.0]);
+    let upper = jnp::array([1.0f32, 2.0, 0.5, 3.0]);
     check(
         "truncated_normal_array_bounds",
         &[random::truncated_normal(&k(2), &lower, &upper, [3, 4])],
@@ -428,7 +428,7 @@ fn exponential_and_gumbel_values() {
 
 #[test]
 fn bernoulli_values() {
-    let p = jnp::array(&[0.1f32, 0.5, 0.9, 1.0]);
+    let p = jnp::array([0.1f32, 0.5, 0.9, 1.0]);
     check(
         "bernoulli",
         &[
@@ -457,7 +457,7 @@ fn sin_range(n: usize) -> Array {
 
 #[test]
 fn categorical_values() {
-    let logits = jnp::array(&[0.1f32, 0.2, 0.3, 0.4]).log();
+    let logits = jnp::array([0.1f32, 0.2, 0.3, 0.4]).log();
     check("categorical_1d", &[random::categorical_shape(&k(0), &logits, -1, [50])]);
     let logits = reshape(sin_range(15), &[3, 5]);
     check(
@@ -487,7 +487,7 @@ fn randint_values() {
         ],
     );
     let lo = Array::from_shape_vec([3, 1], vec![0i32, -10, -100]);
-    let hi = jnp::array(&[1i32, 5, 20, 1000]);
+    let hi = jnp::array([1i32, 5, 20, 1000]);
     check("randint_array_bounds", &[random::randint(&k(5), [3, 4], &lo, &hi)]);
 }
 
@@ -538,7 +538,7 @@ fn choice_values() {
             random::choice(&k(1), 1000, [2, 3], false),
         ],
     );
-    let p = jnp::array(&[0.1f32, 0.05, 0.5, 0.2, 0.15]);
+    let p = jnp::array([0.1f32, 0.05, 0.5, 0.2, 0.15]);
     let p7 = jnp::arange(7).astype(DType::F32).add(1.0).sin().square();
     check(
         "choice_weighted",
@@ -558,7 +558,7 @@ fn choice_from_arrays() {
     let a = reshape(jnp::arange(10).astype(DType::F32), &[5, 2]);
     let ai = reshape(jnp::arange(10), &[5, 2]);
     let b = reshape(jnp::arange(12), &[3, 4]);
-    let p = jnp::array(&[0.4f32, 0.3, 0.2, 0.1]);
+    let p = jnp::array([0.4f32, 0.3, 0.2, 0.1]);
     check(
         "choice_array",
         &[
@@ -658,12 +658,12 @@ fn stats_bernoulli_and_randint() {
 #[test]
 fn stats_categorical_and_choice() {
     let p = [0.1f32, 0.2, 0.3, 0.4];
-    let logits = jnp::array(&p).log();
+    let logits = jnp::array(p).log();
     let c = random::categorical_shape(&k(111), &logits, 0, [N]);
     for (f, want) in frequencies(&c, 4).iter().zip(p) {
         assert!((f - want as f64).abs() < 3e-3, "categorical frequency {f} vs {want}");
     }
-    let w = random::choice_weighted(&k(112), 4, [N], true, &jnp::array(&p));
+    let w = random::choice_weighted(&k(112), 4, [N], true, &jnp::array(p));
     for (f, want) in frequencies(&w, 4).iter().zip(p) {
         assert!((f - want as f64).abs() < 3e-3, "choice frequency {f} vs {want}");
     }
@@ -710,7 +710,7 @@ fn stats_initializers() {
     expected = "wrap_key_data: key data must be uint32 with a trailing axis of length 2"
 )]
 fn key_data_of_wrong_dtype() {
-    random::wrap_key_data(&jnp::array(&[1.0f32, 2.0]));
+    random::wrap_key_data(&jnp::array([1.0f32, 2.0]));
 }
 
 #[test]
@@ -718,7 +718,7 @@ fn key_data_of_wrong_dtype() {
     expected = "wrap_key_data: key data must be uint32 with a trailing axis of length 2"
 )]
 fn key_data_of_wrong_shape() {
-    random::wrap_key_data(&jnp::array(&[1u32, 2, 3]));
+    random::wrap_key_data(&jnp::array([1u32, 2, 3]));
 }
 
 #[test]
@@ -762,13 +762,13 @@ fn uniform_with_minval_above_maxval() {
     expected = "uniform: minval of shape (3,) does not broadcast to the sample shape (2,)"
 )]
 fn uniform_with_bounds_of_the_wrong_shape() {
-    random::uniform_range(&k(0), [2], &jnp::zeros([3]), 1.0);
+    random::uniform_range(&k(0), [2], jnp::zeros([3]), 1.0);
 }
 
 #[test]
 #[should_panic(expected = "randint: minval > maxval (5 > 4 at flat index 1)")]
 fn randint_with_minval_above_maxval() {
-    random::randint(&k(0), [3], jnp::array(&[0i32, 5, 0]), 4);
+    random::randint(&k(0), [3], jnp::array([0i32, 5, 0]), 4);
 }
 
 #[test]
@@ -824,7 +824,7 @@ fn randint_of_a_float_dtype() {
 #[test]
 #[should_panic(expected = "bernoulli: the probability p must have a floating dtype, got int32")]
 fn bernoulli_with_integer_p() {
-    random::bernoulli(&k(0), jnp::array(&[1i32]), [1]);
+    random::bernoulli(&k(0), jnp::array([1i32]), [1]);
 }
 
 #[test]

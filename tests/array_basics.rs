@@ -16,7 +16,7 @@ fn creation_functions() {
     assert_eq!(l.to_vec::<f32>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
     let e = jnp::eye_dtype(2, 3, 1, DType::I32);
     assert_eq!(e.to_vec::<i32>().unwrap(), vec![0, 1, 0, 0, 0, 1]);
-    let x = jnp::array(&[1.5f64, 2.5]);
+    let x = jnp::array([1.5f64, 2.5]);
     assert_eq!(jnp::zeros_like(&x).to_vec::<f64>().unwrap(), vec![0.0, 0.0]);
     assert_eq!(jnp::ones_like(&x).dtype(), DType::F64);
     assert_eq!(jnp::full_like(&x, 3.0).to_vec::<f64>().unwrap(), vec![3.0, 3.0]);
@@ -63,15 +63,15 @@ fn display_matches_numpy_str() {
     // dtypes other than float32 are named after the values
     let i = Array::from_shape_vec([2, 2], vec![1i32, -20, 300, 4]);
     assert_eq!(show(i), "[[  1 -20]\n [300   4]] dtype=int32");
-    assert_eq!(show(jnp::array(&[true, false])), "[ True False] dtype=bool");
-    assert_eq!(show(jnp::array(&[1.0 / 3.0, 2.0f64])), "[0.33333333 2.        ] dtype=float64");
+    assert_eq!(show(jnp::array([true, false])), "[ True False] dtype=bool");
+    assert_eq!(show(jnp::array([1.0 / 3.0, 2.0f64])), "[0.33333333 2.        ] dtype=float64");
     assert_eq!(show(jnp::arange(2000)), "[   0    1    2 ... 1997 1998 1999] dtype=int32");
-    assert_eq!(show(jnp::array(&[250u8, 4])), "[250   4] dtype=uint8");
+    assert_eq!(show(jnp::array([250u8, 4])), "[250   4] dtype=uint8");
 }
 
 #[test]
 fn debug_is_jax_repr() {
-    let x = jnp::array(&[1.0f32, 2.0]);
+    let x = jnp::array([1.0f32, 2.0]);
     assert_eq!(format!("{x:?}"), "Array([1., 2.], dtype=float32)");
     assert_eq!(format!("{:?}", jnp::asarray(2i32)), "Array(2, dtype=int32, weak_type=True)");
 }

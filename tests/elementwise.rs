@@ -165,18 +165,18 @@ fn promotion_table_matches_jax() {
 #[test]
 fn weak_types_follow_jax() {
     // jnp.add(1, f32[1]) is a strong f32
-    assert_golden("weak_int_plus_float32", 0, &jnp::add(1, jnp::array(&[2.0f32])));
+    assert_golden("weak_int_plus_float32", 0, &jnp::add(1, jnp::array([2.0f32])));
     let c = "weak_type_of_python_scalars";
     assert_golden(c, 0, &jnp::asarray(1.0f32));
     assert_golden(c, 1, &jnp::asarray(2i32));
     assert_golden(c, 2, &(Array::from(1.0f32) + 1));
     assert_golden(c, 3, &(jnp::asarray(1.0f32) + jnp::asarray(2i32)));
     let c = "int_array_plus_python_float";
-    let a = jnp::array(&[1i32, 2]);
+    let a = jnp::array([1i32, 2]);
     assert_golden(c, 0, &(&a + 1.5));
     assert_golden(c, 1, &(&a * 2));
-    assert_golden(c, 2, &(jnp::array(&[1.0f32]).astype(DType::F16) + 1.0));
-    assert_golden(c, 3, &(jnp::array(&[1u8]) + 300));
+    assert_golden(c, 2, &(jnp::array([1.0f32]).astype(DType::F16) + 1.0));
+    assert_golden(c, 3, &(jnp::array([1u8]) + 300));
 }
 
 #[test]
@@ -195,27 +195,27 @@ fn casts_and_overflow() {
     let c = "casts_and_overflow";
     let x = input(c, "x");
     assert_golden(c, 0, &x.astype(DType::I32));
-    assert_golden(c, 1, &(jnp::array(&[250u8]) + jnp::array(&[10u8])));
-    assert_golden(c, 2, &jnp::round(&jnp::array(&[0.5f32, 1.5, 2.5, -0.5])));
-    assert_golden(c, 3, &(jnp::array(&[3.0e38f32]) * 10));
+    assert_golden(c, 1, &(jnp::array([250u8]) + jnp::array([10u8])));
+    assert_golden(c, 2, &jnp::round(&jnp::array([0.5f32, 1.5, 2.5, -0.5])));
+    assert_golden(c, 3, &(jnp::array([3.0e38f32]) * 10));
 }
 
 #[test]
 fn default_dtypes() {
     let c = "default_float32_int32";
     assert_golden(c, 0, &jnp::arange(3.0));
-    assert_golden(c, 1, &jnp::array(&[1.0f32, 2.0]));
+    assert_golden(c, 1, &jnp::array([1.0f32, 2.0]));
     assert_golden(c, 2, &jnp::zeros([2]));
     assert_golden(c, 3, &jnp::linspace(0.0, 1.0, 3));
     assert_golden(c, 4, &jnp::arange(3));
-    assert_golden(c, 5, &jnp::array(&[1i32, 2]));
+    assert_golden(c, 5, &jnp::array([1i32, 2]));
     assert_golden(c, 6, &Array::from(true));
     assert_golden(c, 7, &(jnp::ones([2]) / 3));
 }
 
 #[test]
 fn operators_accept_arrays_references_and_scalars_on_either_side() {
-    let x = jnp::array(&[1.0f32, 2.0, 3.0]);
+    let x = jnp::array([1.0f32, 2.0, 3.0]);
     let expected = vec![3.0f32, 8.0, 15.0];
     assert_eq!((&x * &x + &x * 2.0).to_vec::<f32>().unwrap(), expected);
     assert_eq!((x.clone() * x.clone() + 2.0 * &x).to_vec::<f32>().unwrap(), expected);
@@ -230,21 +230,21 @@ fn operators_accept_arrays_references_and_scalars_on_either_side() {
 
 #[test]
 fn where_clip_and_predicates() {
-    let x = jnp::array(&[-2.0f32, f32::NAN, 0.5, f32::INFINITY]);
+    let x = jnp::array([-2.0f32, f32::NAN, 0.5, f32::INFINITY]);
     let got = jnp::where_(x.gt(0.0), &x, 0.0);
     assert_eq!(got.to_vec::<f32>().unwrap()[..3], [0.0, 0.0, 0.5]);
     assert_eq!(jnp::isnan(&x).to_vec::<bool>().unwrap(), vec![false, true, false, false]);
     assert_eq!(jnp::isfinite(&x).to_vec::<bool>().unwrap(), vec![true, false, true, false]);
-    let c = jnp::clip(&jnp::array(&[-2.0f32, 0.5, 3.0]), -1.0, 1.0);
+    let c = jnp::clip(&jnp::array([-2.0f32, 0.5, 3.0]), -1.0, 1.0);
     assert_eq!(c.to_vec::<f32>().unwrap(), vec![-1.0, 0.5, 1.0]);
     // an integer condition selects where nonzero
-    let w = jnp::where_(jnp::array(&[0i32, 3]), 1.0f32, 2.0f32);
+    let w = jnp::where_(jnp::array([0i32, 3]), 1.0f32, 2.0f32);
     assert_eq!(w.to_vec::<f32>().unwrap(), vec![2.0, 1.0]);
 }
 
 #[test]
 fn powi_is_exact_and_handles_negative_bases() {
-    let x = jnp::array(&[-2.0f32, 3.0]);
+    let x = jnp::array([-2.0f32, 3.0]);
     assert_eq!(x.powi(3).to_vec::<f32>().unwrap(), vec![-8.0, 27.0]);
     assert_eq!(x.powi(-1).to_vec::<f32>().unwrap(), vec![-0.5, 1.0 / 3.0]);
     assert_eq!(jnp::arange(4).powi(2).to_vec::<i32>().unwrap(), vec![0, 1, 4, 9]);
@@ -270,7 +270,7 @@ fn mismatched_shapes_name_the_op_and_shapes() {
 #[test]
 #[should_panic(expected = "add: expected numeric operands (arithmetic on bool is not defined")]
 fn arithmetic_on_bool_is_refused() {
-    let b = jnp::array(&[true, false]);
+    let b = jnp::array([true, false]);
     let _ = &b + &b;
 }
 
@@ -279,7 +279,7 @@ fn arithmetic_on_bool_is_refused() {
     expected = "neg: expected a numeric operand (bool arithmetic is not defined), got bool(2,)"
 )]
 fn negating_bool_is_refused() {
-    let _ = -jnp::array(&[true, false]);
+    let _ = -jnp::array([true, false]);
 }
 
 #[test]

@@ -35,7 +35,7 @@ fn golden_out_of_bounds_indexing_clamps() {
     assert_golden(name, 1, &x.slice(s![Array::from(7i32)]));
     assert_golden(name, 2, &x.slice(s![Array::from(-7i32)]));
     assert_golden(name, 3, &x.at(s![10]).set(-1.0));
-    assert_golden(name, 4, &x.at(s![jnp::array(&[1, 9])]).add(100.0));
+    assert_golden(name, 4, &x.at(s![jnp::array([1, 9])]).add(100.0));
 }
 
 #[test]
@@ -44,8 +44,8 @@ fn golden_at_set_add_values() {
     let x = input(name, "x");
     assert_golden(name, 0, &x.at(s![2]).set(10.0));
     assert_golden(name, 1, &x.at(s![1]).add(5.0));
-    assert_golden(name, 2, &x.at(s![jnp::array(&[0, 0, 3])]).add(1.0));
-    assert_golden(name, 3, &x.at(s![1..3]).set(jnp::array(&[-1.0f32, -2.0])));
+    assert_golden(name, 2, &x.at(s![jnp::array([0, 0, 3])]).add(1.0));
+    assert_golden(name, 3, &x.at(s![1..3]).set(jnp::array([-1.0f32, -2.0])));
     assert_golden(name, 4, &x.at(s![4]).mul(3.0));
     assert_golden(name, 5, &x.at(s![0]).max(2.5));
 }
@@ -103,14 +103,14 @@ fn static_integers_clamp() {
 #[test]
 fn index_arrays_follow_numpy_placement() {
     let x = x24();
-    let (a, b) = (jnp::array(&[1, 0]), jnp::array(&[3, 3]));
+    let (a, b) = (jnp::array([1, 0]), jnp::array([3, 3]));
     // x[[1, 0], :, [3, 3]]: separated index arrays put their dimension first
     assert_i32(&x.slice(s![&a, .., &b]), &[2, 3], &[15, 19, 23, 3, 7, 11]);
     // x[:, [0, 2], [1, 3]]: neighbouring ones replace their axes in place
-    let (c, d) = (jnp::array(&[0, 2]), jnp::array(&[1, 3]));
+    let (c, d) = (jnp::array([0, 2]), jnp::array([1, 3]));
     assert_i32(&x.slice(s![.., &c, &d]), &[2, 2], &[1, 11, 13, 23]);
     // x[0, [[2], [0]], [1, 3]]: integers join the index arrays and broadcast with them
-    let col = jnp::array(&[2, 0]).reshape([2, 1]);
+    let col = jnp::array([2, 0]).reshape([2, 1]);
     assert_i32(&x.slice(s![0, &col, &d]), &[2, 2], &[9, 11, 1, 3]);
     // x[1, :, [0, 2]]
     assert_i32(&x.slice(s![1, .., &c]), &[2, 3], &[12, 16, 20, 14, 18, 22]);
@@ -119,13 +119,13 @@ fn index_arrays_follow_numpy_placement() {
 #[test]
 fn index_arrays_clamp_out_of_bounds() {
     let x = x24();
-    let idx = jnp::array(&[2i64, -1, 7]);
+    let idx = jnp::array([2i64, -1, 7]);
     let row = [8, 9, 10, 11];
     let want: Vec<i32> =
         [row; 3].concat().into_iter().chain([row.map(|v| v + 12); 3].concat()).collect();
     assert_i32(&x.slice(s![.., &idx]), &[2, 3, 4], &want);
     // Two arrays: each clamps into its own axis.
-    let (i, j) = (jnp::array(&[5u8, 0]), jnp::array(&[-9i16, 9]));
+    let (i, j) = (jnp::array([5u8, 0]), jnp::array([-9i16, 9]));
     assert_i32(&x.slice(s![&i, 0, &j]), &[2], &[12, 3]);
 }
 
@@ -145,19 +145,19 @@ fn at_updates_match_numpy() {
     let want = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 3.0, 0.0];
     assert_f32(&z.at(s![1.., ..;2]).add(&v), &[3, 4], &want);
     // np.add.at(y, ([0, 0, 2], 1), 1.0): repeated indices accumulate
-    let rows = jnp::array(&[0, 0, 2]);
+    let rows = jnp::array([0, 0, 2]);
     let want = [0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
     assert_f32(&z.at(s![&rows, 1]).add(1.0), &[3, 4], &want);
     let w = jnp::arange(12.0).reshape([3, 4]);
     // y[:, [1, 3]] = maximum(y[:, [1, 3]], 6)
-    let cols = jnp::array(&[1, 3]);
+    let cols = jnp::array([1, 3]);
     let want = [0.0, 6.0, 2.0, 6.0, 4.0, 6.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0];
     assert_f32(&w.at(s![.., &cols]).max(6.0), &[3, 4], &want);
     // y[..., -1] *= 2
     let want = [0.0, 1.0, 2.0, 6.0, 4.0, 5.0, 6.0, 14.0, 8.0, 9.0, 10.0, 22.0];
     assert_f32(&w.at(s![..., -1]).mul(2), &[3, 4], &want);
     // y[::-1, 0] = [100, 200, 300]
-    let vals = jnp::array(&[100.0f32, 200.0, 300.0]);
+    let vals = jnp::array([100.0f32, 200.0, 300.0]);
     let want = [300.0, 1.0, 2.0, 3.0, 200.0, 5.0, 6.0, 7.0, 100.0, 9.0, 10.0, 11.0];
     assert_f32(&w.at(s![..;-1, 0]).set(&vals), &[3, 4], &want);
 }
@@ -165,12 +165,12 @@ fn at_updates_match_numpy() {
 #[test]
 fn at_drops_out_of_bounds_updates() {
     let x = jnp::arange(5.0);
-    let idx = jnp::array(&[0, 5, -1, -6, 2]);
+    let idx = jnp::array([0, 5, -1, -6, 2]);
     assert_f32(&x.at(s![&idx]).min(-3.0), &[5], &[-3.0, 1.0, -3.0, 3.0, -3.0]);
     assert_f32(&x.at(s![-6]).set(9.0), &[5], &[0.0, 1.0, 2.0, 3.0, 4.0]);
     let m = jnp::zeros([2, 3]);
     // One index in bounds and one out: the whole update is dropped.
-    let (r, c) = (jnp::array(&[1, 1]), jnp::array(&[0, 3]));
+    let (r, c) = (jnp::array([1, 1]), jnp::array([0, 3]));
     assert_f32(&m.at(s![&r, &c]).set(1.0), &[2, 3], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
 }
 
@@ -189,28 +189,28 @@ fn at_converts_values_to_the_array_dtype() {
 #[test]
 fn take_matches_numpy_and_fills_out_of_bounds() {
     let b = jnp::arange(12).reshape([3, 4]);
-    let idx = jnp::array(&[0, 2, 1, 1]).reshape([2, 2]);
+    let idx = jnp::array([0, 2, 1, 1]).reshape([2, 2]);
     let want = [0, 2, 1, 1, 4, 6, 5, 5, 8, 10, 9, 9];
     assert_i32(&jnp::take(&b, &idx, Some(1)), &[3, 2, 2], &want);
-    assert_i32(&b.take(jnp::array(&[5, -1, 0]), None), &[3], &[5, 11, 0]);
+    assert_i32(&b.take(jnp::array([5, -1, 0]), None), &[3], &[5, 11, 0]);
     // JAX's default mode fills: the most negative int32 here, NaN for floats.
-    assert_i32(&jnp::take(&b, jnp::array(&[12]), None), &[1], &[i32::MIN]);
-    let clamped = jnp::take_mode(&b, jnp::array(&[12, -13]), None, jnp::IndexMode::Clip);
+    assert_i32(&jnp::take(&b, jnp::array([12]), None), &[1], &[i32::MIN]);
+    let clamped = jnp::take_mode(&b, jnp::array([12, -13]), None, jnp::IndexMode::Clip);
     assert_i32(&clamped, &[2], &[11, 0]);
     assert_eq!(jnp::take(&b, 1, Some(0)).shape(), &[4]);
 }
 
 #[test]
 fn take_along_axis_matches_numpy() {
-    let c = jnp::array(&[3.0f32, 1.0, 2.0, 9.0, 7.0, 8.0]).reshape([2, 3]);
+    let c = jnp::array([3.0f32, 1.0, 2.0, 9.0, 7.0, 8.0]).reshape([2, 3]);
     // np.take_along_axis(c, np.argsort(c, axis=1), axis=1)
-    let order = jnp::array(&[1, 2, 0, 1, 2, 0]).reshape([2, 3]);
+    let order = jnp::array([1, 2, 0, 1, 2, 0]).reshape([2, 3]);
     assert_f32(&jnp::take_along_axis(&c, &order, 1), &[2, 3], &[1.0, 2.0, 3.0, 7.0, 8.0, 9.0]);
-    let pick = jnp::array(&[2, 0]).reshape([2, 1]);
+    let pick = jnp::array([2, 0]).reshape([2, 1]);
     assert_f32(&jnp::take_along_axis(&c, &pick, -1), &[2, 1], &[2.0, 9.0]);
-    let rows = jnp::array(&[1, 0, 1]).reshape([1, 3]);
+    let rows = jnp::array([1, 0, 1]).reshape([1, 3]);
     assert_f32(&jnp::take_along_axis(&c, &rows, 0), &[1, 3], &[9.0, 1.0, 8.0]);
-    let past = jnp::take_along_axis(&c, &jnp::array(&[3, -1]).reshape([2, 1]), 1);
+    let past = jnp::take_along_axis(&c, &jnp::array([3, -1]).reshape([2, 1]), 1);
     let got = past.to_vec::<f32>().unwrap();
     assert!(got[0].is_nan());
     assert_eq!(got[1], 8.0);
@@ -218,10 +218,10 @@ fn take_along_axis_matches_numpy() {
 
 #[test]
 fn one_hot_matches_jax_nn() {
-    let idx = jnp::array(&[0, 2, -1, 3]);
+    let idx = jnp::array([0, 2, -1, 3]);
     let want = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
     assert_f32(&jnp::one_hot(&idx, 3), &[4, 3], &want);
-    let batch = jnp::array(&[1u8, 0]).reshape([2, 1]);
+    let batch = jnp::array([1u8, 0]).reshape([2, 1]);
     assert_f32(&jnp::one_hot(&batch, 2), &[2, 1, 2], &[0.0, 1.0, 1.0, 0.0]);
 }
 
@@ -263,7 +263,7 @@ fn float_index_arrays() {
 #[test]
 #[should_panic(expected = "slice: index arrays of shapes (2,), (3,) do not broadcast together")]
 fn index_arrays_that_do_not_broadcast() {
-    let (a, b) = (jnp::array(&[0, 1]), jnp::array(&[0, 1, 2]));
+    let (a, b) = (jnp::array([0, 1]), jnp::array([0, 1, 2]));
     jnp::zeros([3, 3]).slice(s![&a, &b]);
 }
 
@@ -296,13 +296,13 @@ fn update_values_of_the_wrong_shape() {
     expected = "take_along_axis: indices of shape (2,) must have the rank of the array of shape (2, 3)"
 )]
 fn take_along_axis_rank_mismatch() {
-    jnp::take_along_axis(&jnp::zeros([2, 3]), &jnp::array(&[0, 1]), 1);
+    jnp::take_along_axis(&jnp::zeros([2, 3]), &jnp::array([0, 1]), 1);
 }
 
 #[test]
 #[should_panic(expected = "take: axis 2 is out of bounds for an array of rank 2")]
 fn take_bad_axis() {
-    jnp::take(&jnp::zeros([2, 3]), jnp::array(&[0]), Some(2));
+    jnp::take(&jnp::zeros([2, 3]), jnp::array([0]), Some(2));
 }
 
 // ---- properties ----

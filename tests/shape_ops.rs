@@ -145,7 +145,7 @@ fn large_copies_agree_with_their_definitions() {
 
 #[test]
 fn broadcast_to_repeats_along_new_and_unit_axes() {
-    let col = jnp::array(&[1, 2]).reshape([2, 1]);
+    let col = jnp::array([1, 2]).reshape([2, 1]);
     assert_i32(
         &jnp::broadcast_to(&col, [3, 2, 2]),
         &[3, 2, 2],
@@ -157,8 +157,8 @@ fn broadcast_to_repeats_along_new_and_unit_axes() {
 
 #[test]
 fn concatenate_promotes_and_accepts_owned_arrays() {
-    let a = jnp::array(&[1i32, 2]);
-    let b = jnp::array(&[0.5f32]);
+    let a = jnp::array([1i32, 2]);
+    let b = jnp::array([0.5f32]);
     let c = jnp::concatenate(&[&a, &b], 0);
     assert_eq!(c.dtype(), DType::F32);
     assert_eq!(c.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 0.5]);
@@ -169,8 +169,8 @@ fn concatenate_promotes_and_accepts_owned_arrays() {
 
 #[test]
 fn stack_along_the_last_axis() {
-    let a = jnp::array(&[1, 2]);
-    let b = jnp::array(&[3, 4]);
+    let a = jnp::array([1, 2]);
+    let b = jnp::array([3, 4]);
     assert_i32(&jnp::stack(&[&a, &b], -1), &[2, 2], &[1, 3, 2, 4]);
     assert_i32(&jnp::stack(&[&a, &b], 0), &[2, 2], &[1, 2, 3, 4]);
 }

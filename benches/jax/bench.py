@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
 
-    python3 benches/jax/bench.py w1|w2
+    python3 benches/jax/bench.py w1|w2|random
 """
 import sys
 import time
@@ -34,4 +34,12 @@ def w2():
     print("jax_w2_matmul", median_time(lambda: mm(a, b).block_until_ready()))
 
 
-{"w1": w1, "w2": w2}[sys.argv[1]]()
+def random():
+    # jax.random samplers are jitted internally: one fused XLA kernel per call.
+    key = jax.random.PRNGKey(0)
+    n = 10_000_000
+    print("jax_random_normal_10M", median_time(lambda: jax.random.normal(key, (n,)).block_until_ready()))
+    print("jax_random_uniform_10M", median_time(lambda: jax.random.uniform(key, (n,)).block_until_ready()))
+
+
+{"w1": w1, "w2": w2, "random": random}[sys.argv[1]]()

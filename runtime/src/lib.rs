@@ -9,6 +9,7 @@ pub mod error;
 pub mod exec;
 pub mod jnp;
 pub mod primitives;
+pub mod random;
 pub mod shape;
 
 pub use array::Array;
@@ -21,6 +22,7 @@ pub use shape::Axes;
 /// What `use rjax::prelude::*;` brings into scope.
 pub mod prelude {
     pub use crate::jnp;
+    pub use crate::random;
     pub use crate::s;
     pub use crate::shape::Axes;
     pub use crate::{Array, DType, Error, NewAxis, SliceElem};

@@ -3,7 +3,8 @@
 use crate::dtype::{Element, DEFAULT_FLOAT, DEFAULT_INT};
 use crate::{with_dtype, Array, DType};
 
-/// Rust data that becomes a 1-D array: a slice, a reference to a fixed-size array, or a `Vec`.
+/// Rust data that becomes a 1-D array: a slice, a fixed-size array (or a reference to one), or a
+/// `Vec`.
 pub trait ArrayData<T> {
     fn into_vec(self) -> Vec<T>;
 }
@@ -15,6 +16,12 @@ impl<T: Element> ArrayData<T> for &[T] {
 }
 
 impl<T: Element, const N: usize> ArrayData<T> for &[T; N] {
+    fn into_vec(self) -> Vec<T> {
+        self.to_vec()
+    }
+}
+
+impl<T: Element, const N: usize> ArrayData<T> for [T; N] {
     fn into_vec(self) -> Vec<T> {
         self.to_vec()
     }

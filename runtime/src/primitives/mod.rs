@@ -9,6 +9,7 @@
 pub mod binary;
 pub mod convert;
 pub mod indexing;
+pub mod random;
 pub mod reduce;
 pub mod select;
 pub mod shape_ops;

@@ -4,4 +4,7 @@ pub mod copy;
 pub mod elementwise;
 pub mod pool;
 pub mod reduce;
+pub mod samplers;
 pub mod special;
+pub mod threefry;
+pub mod xla_math;

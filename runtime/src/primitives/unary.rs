@@ -6,7 +6,7 @@ use super::{expect_arity, Aval, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::map;
-use crate::exec::cpu::special::{erf_inv_f32, erf_inv_f64};
+use crate::exec::cpu::xla_math::{erf_f32, erf_inv_f32, erf_inv_f64};
 
 /// An elementwise function of one operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -438,7 +438,7 @@ macro_rules! real {
     };
 }
 
-real!(f32, libm::erff, erf_inv_f32);
+real!(f32, erf_f32, erf_inv_f32);
 real!(f64, libm::erf, erf_inv_f64);
 
 /// The integer operations unary primitives need.

@@ -5,6 +5,5 @@ pub mod elementwise;
 pub mod pool;
 pub mod reduce;
 pub mod samplers;
-pub mod special;
 pub mod threefry;
 pub mod xla_math;

@@ -2,6 +2,8 @@
 //! side when it is installed.
 #![allow(dead_code)]
 
+pub mod peak;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 

@@ -9,6 +9,7 @@
 mod creation;
 mod elementwise;
 mod indexing;
+mod linalg;
 mod reductions;
 mod shape_ops;
 
@@ -16,6 +17,7 @@ pub use crate::primitives::IndexMode;
 pub use creation::*;
 pub use elementwise::*;
 pub use indexing::*;
+pub use linalg::*;
 pub use reductions::*;
 pub use shape_ops::*;
 

@@ -60,7 +60,7 @@ fn resolve_shape(x: &Array, dims: &[isize]) -> Vec<usize> {
     let known: usize = dims.iter().filter(|&&d| d >= 0).map(|&d| d as usize).product();
     let n = x.size();
     let infer = dims.contains(&-1);
-    let fits = if infer { known != 0 && n % known == 0 } else { known == n };
+    let fits = if infer { known != 0 && n.is_multiple_of(known) } else { known == n };
     if !fits {
         panic!(
             "reshape: cannot reshape an array of shape {} ({n} elements) into shape {wanted}",
@@ -398,7 +398,7 @@ pub fn split(x: &Array, sections: impl Into<Sections>, axis: isize) -> Vec<Array
     let n = x.shape()[ax];
     let bounds: Vec<usize> = match sections.into() {
         Sections::Equal(0) => panic!("split: the number of sections must be positive"),
-        Sections::Equal(k) if n % k != 0 => panic!(
+        Sections::Equal(k) if !n.is_multiple_of(k) => panic!(
             "split: array split does not result in an equal division: axis {ax} of an array of shape {} has extent {n}, which {k} sections cannot divide",
             ShapeDisplay(x.shape())
         ),

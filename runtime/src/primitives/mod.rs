@@ -9,6 +9,7 @@
 pub mod binary;
 pub mod convert;
 pub mod indexing;
+pub mod linalg;
 pub mod random;
 pub mod reduce;
 pub mod select;
@@ -24,6 +25,7 @@ use crate::shape::ShapeDisplay;
 pub use binary::BinaryOp;
 pub use convert::Convert;
 pub use indexing::{Gather, IndexMode, Scatter, ScatterOp};
+pub use linalg::DotGeneral;
 pub use reduce::{ArgOp, ArgReduce, CumOp, Cumulative, Reduce, ReduceOp};
 pub use select::Select;
 pub use shape_ops::{BroadcastInDim, Concatenate, Iota, Pad, Reshape, Rev, Slice, Transpose};

@@ -2,6 +2,7 @@
 
 pub mod copy;
 pub mod elementwise;
+pub mod matmul;
 pub mod pool;
 pub mod reduce;
 pub mod samplers;

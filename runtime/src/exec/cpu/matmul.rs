@@ -1,0 +1,833 @@
+//! Batched matrix multiplication on the CPU.
+//!
+//! [`batched_matmul`] computes `out[b] = lhs[b] @ rhs[b]` for row-major,
+//! contiguous matrices, with per-operand batch strides (a stride of 0
+//! broadcasts one matrix over the whole batch).
+//!
+//! # Kernels
+//!
+//! | element type                | kernel                                                   |
+//! |-----------------------------|----------------------------------------------------------|
+//! | `f32`, `f64`, [`half::f16`] | the `gemm` crate (SIMD kernel picked at run time)        |
+//! | [`half::bf16`]              | widened to `f32`, `f32` gemm, rounded back once          |
+//! | `i8`..`i64`, `u8`..`u64`    | cache-blocked loop, wrapping (two's-complement) arithmetic |
+//! | `bool`                      | the same loop as OR of ANDs (numpy semantics)            |
+//!
+//! # Threading
+//!
+//! All parallelism runs on rayon's current thread pool.
+//!
+//! * A product with at least [`PARALLEL_MIN_MACS`] multiply-adds (`m * k * n`)
+//!   is split over all pool threads (gemm's `Parallelism::Rayon`, or row
+//!   blocks for the integer loop); smaller products run on the calling thread,
+//!   because below that size the fork/join cost outweighs the gain.
+//! * A batch of products is parallelised over the batch instead (each product
+//!   single-threaded) when the whole batch reaches [`PARALLEL_MIN_MACS`] and
+//!   either each product is below it, or the batch divides evenly over the
+//!   threads, or it has at least [`BATCH_PARALLEL_MIN_PER_THREAD`] products
+//!   per thread.
+//! * A shared right-hand side (`rhs_batch_stride == 0`) with contiguous
+//!   left-hand batches is folded into one tall `(batch * m) x k` product, and
+//!   two broadcast operands are multiplied once and copied.
+//!
+//! Matrix-vector shapes (`m == 1` or `n == 1`) go to gemm's dedicated GEMV
+//! paths for floats (above the threshold split over threads by rows of the
+//! matrix, since gemm's GEMV is serial) and to a row-dot-product loop
+//! (`n == 1`) or an AXPY-style loop (`m == 1`) for integers. `k == 0` yields
+//! an all-zero result.
+
+use half::{bf16, f16};
+use rayon::prelude::*;
+
+/// Multiply-add count (`m * k * n`) from which one product is split over all
+/// threads of the rayon pool; smaller products run single-threaded.
+///
+/// Measured with `benches/matmul_compare.rs` (f32, gemm `Parallelism::None`
+/// vs `Parallelism::Rayon(2)`, 2-core AMD EPYC Zen 4, best of several quiet
+/// runs): up to 80^3 (0.5M multiply-adds) the two are identical (gemm's own
+/// `DEFAULT_THREADING_THRESHOLD` of 48*48*256 keeps it serial), 96^3 (0.88M)
+/// gains 4-8% (within noise), and from 2^20 on the threaded call wins
+/// (64x256x64: 1.2-1.35x, 112^3: 1.2x, 128^3: 1.4x, 256^3: 1.9x). The
+/// integer loop, being slower per multiply-add, is at least as profitable to
+/// split at this size, so it uses the same threshold.
+pub const PARALLEL_MIN_MACS: usize = 1 << 20;
+
+/// A batch of at least this many products per pool thread is always
+/// parallelised over the batch (each product single-threaded), even when
+/// every product is large enough to be threaded on its own.
+///
+/// Measured (f32, 2 threads): over-the-batch parallelism matched or beat
+/// threading inside each product at every size (8 x 256^3: 220 vs 206 GFLOP/s,
+/// 16 x 128^3: 208 vs 154), because independent products need no
+/// synchronisation. It only loses when the batch does not divide evenly and
+/// is short (3 products on 2 threads leave one idle for a third of the time),
+/// so a batch that is not a multiple of the thread count must have at least
+/// this many products per thread.
+pub const BATCH_PARALLEL_MIN_PER_THREAD: usize = 4;
+
+/// Integer kernel: columns of the right-hand block kept hot per pass.
+const INT_BLOCK_COLS: usize = 512;
+
+/// Integer kernel: bytes of the right-hand `kc x nc` block (fits in L2).
+const INT_BLOCK_BYTES: usize = 256 * 1024;
+
+/// Element types that [`batched_matmul`] supports.
+///
+/// Implemented for `f32`, `f64`, [`half::f16`], [`half::bf16`], all signed and
+/// unsigned integers from 8 to 64 bits, and `bool`. The trait is sealed: the
+/// kernels are chosen per type inside this module.
+pub trait MatmulElement: Copy + Send + Sync + 'static + sealed::Sealed {}
+
+impl<T: Copy + Send + Sync + 'static + sealed::Sealed> MatmulElement for T {}
+
+/// Computes `out[b] = lhs[b] @ rhs[b]` for `b in 0..batch`.
+///
+/// * `lhs[b]` is the `m x k` row-major matrix starting at
+///   `lhs[b * lhs_batch_stride]`; `rhs[b]` is the `k x n` row-major matrix
+///   starting at `rhs[b * rhs_batch_stride]`. A stride of 0 broadcasts one
+///   matrix over the batch; a stride larger than the matrix skips padding.
+/// * The result is `batch * m * n` elements: `batch` contiguous row-major
+///   `m x n` matrices.
+/// * Integers use wrapping arithmetic; `bool` computes `OR_p (a[i,p] AND
+///   b[p,j])`; `bf16` is computed in `f32` and rounded once at the end.
+/// * `k == 0` gives zeros (`false` for `bool`).
+///
+/// # Panics
+///
+/// Panics if `lhs` or `rhs` is too short for the given shape and stride, or if
+/// the output size overflows `usize`.
+// The eight-argument signature mirrors rjax's kernel interface.
+#[allow(clippy::too_many_arguments)]
+pub fn batched_matmul<T: MatmulElement>(
+    lhs: &[T],
+    rhs: &[T],
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs_batch_stride: usize,
+    rhs_batch_stride: usize,
+) -> Vec<T> {
+    let shape = sealed::Shape {
+        batch,
+        m,
+        k,
+        n,
+        lhs_stride: lhs_batch_stride,
+        rhs_stride: rhs_batch_stride,
+    };
+    shape.validate(lhs.len(), rhs.len());
+    T::batched(lhs, rhs, &shape)
+}
+
+mod sealed {
+    /// Shape of a batched product; see [`super::batched_matmul`].
+    #[derive(Clone, Copy, Debug)]
+    pub struct Shape {
+        pub batch: usize,
+        pub m: usize,
+        pub k: usize,
+        pub n: usize,
+        pub lhs_stride: usize,
+        pub rhs_stride: usize,
+    }
+
+    impl Shape {
+        /// Number of `lhs` elements the product reads.
+        pub fn lhs_len(&self) -> usize {
+            span(self.batch, self.lhs_stride, self.m, self.k)
+        }
+
+        /// Number of `rhs` elements the product reads.
+        pub fn rhs_len(&self) -> usize {
+            span(self.batch, self.rhs_stride, self.k, self.n)
+        }
+
+        /// Number of output elements.
+        pub fn out_len(&self) -> usize {
+            self.batch
+                .checked_mul(self.m)
+                .and_then(|x| x.checked_mul(self.n))
+                .expect("batched_matmul: output size overflows usize")
+        }
+
+        /// Panics unless both operands cover the elements the product reads.
+        pub fn validate(&self, lhs_len: usize, rhs_len: usize) {
+            self.out_len();
+            let (need_lhs, need_rhs) = (self.lhs_len(), self.rhs_len());
+            assert!(
+                lhs_len >= need_lhs,
+                "batched_matmul: lhs has {lhs_len} elements, {self:?} needs {need_lhs}"
+            );
+            assert!(
+                rhs_len >= need_rhs,
+                "batched_matmul: rhs has {rhs_len} elements, {self:?} needs {need_rhs}"
+            );
+        }
+    }
+
+    /// Elements spanned by `batch` matrices of `rows x cols`, `stride` apart.
+    fn span(batch: usize, stride: usize, rows: usize, cols: usize) -> usize {
+        let size = rows.checked_mul(cols).expect("batched_matmul: matrix size overflows usize");
+        if batch == 0 || size == 0 {
+            return 0;
+        }
+        (batch - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(size))
+            .expect("batched_matmul: operand span overflows usize")
+    }
+
+    /// Per-type kernel selection. Private to this module (sealed trait).
+    pub trait Sealed: Sized {
+        /// Runs the batched product; `shape` has been validated against the
+        /// operand lengths.
+        fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self>;
+    }
+}
+
+use sealed::Shape;
+
+/// Dimensions of one product `(m x k) @ (k x n)`.
+#[derive(Clone, Copy, Debug)]
+struct Dims {
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+impl Dims {
+    fn macs(self) -> usize {
+        self.m.saturating_mul(self.k).saturating_mul(self.n)
+    }
+}
+
+/// Threads to give one product of `dims`.
+fn threads_for(dims: Dims) -> usize {
+    if dims.macs() >= PARALLEL_MIN_MACS {
+        rayon::current_num_threads()
+    } else {
+        1
+    }
+}
+
+/// Shared batching driver.
+///
+/// `product(dst, lhs, rhs, dims, threads)` must overwrite the zero-filled
+/// `dst` (`m * n`) with `lhs` (`m * k`) @ `rhs` (`k * n`) using up to
+/// `threads` threads. `shape` must be validated and `zero` is the additive
+/// identity.
+fn run_batched<T, F>(lhs: &[T], rhs: &[T], shape: &Shape, zero: T, product: F) -> Vec<T>
+where
+    T: Copy + Send + Sync,
+    F: Fn(&mut [T], &[T], &[T], Dims, usize) + Sync,
+{
+    let Shape { batch, m, k, n, .. } = *shape;
+    let mut out = vec![zero; shape.out_len()];
+    if out.is_empty() || k == 0 {
+        return out;
+    }
+    let (mk, kn, mn) = (m * k, k * n, m * n);
+    let lhs_at = |b: usize| &lhs[b * shape.lhs_stride..][..mk];
+    let rhs_at = |b: usize| &rhs[b * shape.rhs_stride..][..kn];
+    let dims = Dims { m, k, n };
+
+    // One product, or a shared rhs under contiguous lhs batches: a single
+    // (batch * m) x k @ k x n product covers everything.
+    if batch == 1 || (shape.rhs_stride == 0 && shape.lhs_stride == mk) {
+        let tall = Dims { m: batch * m, k, n };
+        product(&mut out, &lhs[..batch * mk], rhs_at(0), tall, threads_for(tall));
+        return out;
+    }
+
+    // Both operands broadcast: every output matrix is the same.
+    if shape.lhs_stride == 0 && shape.rhs_stride == 0 {
+        let (first, rest) = out.split_at_mut(mn);
+        product(first, lhs_at(0), rhs_at(0), dims, threads_for(dims));
+        for dst in rest.chunks_exact_mut(mn) {
+            dst.copy_from_slice(first);
+        }
+        return out;
+    }
+
+    let threads = rayon::current_num_threads();
+    let big_products = dims.macs() >= PARALLEL_MIN_MACS;
+    let big_batch = dims.macs().saturating_mul(batch) >= PARALLEL_MIN_MACS;
+    let balanced =
+        batch.is_multiple_of(threads) || batch >= BATCH_PARALLEL_MIN_PER_THREAD * threads;
+    if threads > 1 && big_batch && (!big_products || balanced) {
+        out.par_chunks_exact_mut(mn)
+            .enumerate()
+            .for_each(|(b, dst)| product(dst, lhs_at(b), rhs_at(b), dims, 1));
+    } else {
+        let threads = if big_products { threads } else { 1 };
+        for (b, dst) in out.chunks_exact_mut(mn).enumerate() {
+            product(dst, lhs_at(b), rhs_at(b), dims, threads);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Floating point: the `gemm` crate.
+// ---------------------------------------------------------------------------
+
+/// Element types with a `gemm` kernel (`gemm::gemm` panics for any other).
+trait GemmFloat: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> {
+    const ZERO: Self;
+    const ONE: Self;
+    /// Whether a threaded `1 x k @ k x n` product may be split over `k` and
+    /// its partial results added in this type (costs one rounding per split).
+    const SPLIT_K: bool;
+}
+
+impl GemmFloat for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const SPLIT_K: bool = true;
+}
+
+impl GemmFloat for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const SPLIT_K: bool = true;
+}
+
+impl GemmFloat for f16 {
+    const ZERO: Self = f16::ZERO;
+    const ONE: Self = f16::ONE;
+    const SPLIT_K: bool = false;
+}
+
+/// `dst = lhs @ rhs` through `gemm::gemm`, all three row-major, on up to
+/// `threads` threads.
+///
+/// gemm's GEMV paths (taken for `m == 1` or `n == 1`) are single-threaded,
+/// so threaded matrix-vector products are split here so that every thread
+/// streams its own contiguous part of the matrix: rows of `lhs` for `n == 1`
+/// (each thread writes its own part of `dst`), and rows of `rhs` (ranges of
+/// `k`) for `m == 1`, whose per-thread partial rows are then added. That
+/// extra addition rounds once more per thread, so the `m == 1` split is only
+/// taken for f32 and f64 (`SPLIT_K`), not f16.
+fn gemm_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, threads: usize) {
+    let Dims { m, k, n } = d;
+    if threads > 1 && n == 1 && m > 1 {
+        let rows = m.div_ceil(threads);
+        dst[..m].par_chunks_mut(rows).zip(lhs[..m * k].par_chunks(rows * k)).for_each(
+            |(dst, lhs)| {
+                let part = Dims { m: dst.len(), k, n };
+                gemm_call(dst, lhs, rhs, part, n, gemm::Parallelism::None);
+            },
+        );
+    } else if threads > 1 && m == 1 && n > 1 && k > 1 && T::SPLIT_K {
+        let depth = k.div_ceil(threads);
+        let partials: Vec<Vec<T>> = lhs[..k]
+            .par_chunks(depth)
+            .zip(rhs[..k * n].par_chunks(depth * n))
+            .map(|(lhs, rhs)| {
+                let mut partial = vec![T::ZERO; n];
+                let part = Dims { m, k: lhs.len(), n };
+                gemm_call(&mut partial, lhs, rhs, part, n, gemm::Parallelism::None);
+                partial
+            })
+            .collect();
+        let (first, rest) = partials.split_first().expect("k > 1 gives a chunk");
+        dst[..n].copy_from_slice(first);
+        for partial in rest {
+            for (out, &p) in dst.iter_mut().zip(partial) {
+                *out = *out + p;
+            }
+        }
+    } else {
+        let parallelism =
+            if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
+        gemm_call(dst, lhs, rhs, d, n, parallelism);
+    }
+}
+
+/// One `gemm::gemm` call: `dst` (`m x n`, row stride `n`) = `lhs` (`m x k`,
+/// row stride `k`) @ `rhs` (`k x n`, row stride `rhs_row_stride >= n`); every
+/// column stride is 1.
+fn gemm_call<T: GemmFloat>(
+    dst: &mut [T],
+    lhs: &[T],
+    rhs: &[T],
+    d: Dims,
+    rhs_row_stride: usize,
+    parallelism: gemm::Parallelism,
+) {
+    let Dims { m, k, n } = d;
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(k > 0 && rhs_row_stride >= n);
+    assert!(dst.len() >= m * n && lhs.len() >= m * k);
+    assert!(rhs.len() >= (k - 1) * rhs_row_stride + n);
+    // Slice lengths never exceed isize::MAX, so neither do these strides.
+    let (k_stride, n_stride) = (k as isize, n as isize);
+    let rhs_stride = rhs_row_stride as isize;
+    // SAFETY: gemm computes dst := alpha*dst + beta*lhs@rhs (alpha unused
+    // because read_dst is false, beta = 1) for an m x n `dst`, m x k `lhs` and
+    // k x n `rhs`, each given as (column stride, row stride). Here they are
+    // (1, n), (1, k) and (1, rhs_row_stride), so the last elements addressed
+    // are dst[m*n - 1], lhs[m*k - 1] and rhs[(k-1)*rhs_row_stride + n - 1],
+    // all in bounds by the asserts above. `dst` is an exclusive borrow, so it
+    // aliases neither input; `T` is f32, f64 or f16 (sealed `GemmFloat`), the
+    // types gemm supports. gemm joins its worker threads before returning, so
+    // no pointer outlives its borrow.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            n_stride,
+            false,
+            lhs.as_ptr(),
+            1,
+            k_stride,
+            rhs.as_ptr(),
+            1,
+            rhs_stride,
+            T::ZERO,
+            T::ONE,
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
+}
+
+macro_rules! impl_gemm_float {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {
+            fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
+                run_batched(lhs, rhs, shape, <$t as GemmFloat>::ZERO, gemm_product::<$t>)
+            }
+        }
+    )*};
+}
+
+impl_gemm_float!(f32, f64, f16);
+
+impl sealed::Sealed for bf16 {
+    /// gemm has no bf16 kernel, so the operands are widened to f32 (exact:
+    /// bf16 is a truncated f32), multiplied with the f32 gemm path (f32
+    /// accumulation), and each result is rounded back to bf16 once
+    /// (round-to-nearest-even). This matches or beats a native bf16
+    /// accumulation in accuracy, at the cost of two temporary f32 copies of
+    /// the operands.
+    fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
+        let widen = |xs: &[bf16]| xs.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+        let lhs32 = widen(&lhs[..shape.lhs_len()]);
+        let rhs32 = widen(&rhs[..shape.rhs_len()]);
+        let out32 = <f32 as sealed::Sealed>::batched(&lhs32, &rhs32, shape);
+        out32.into_iter().map(bf16::from_f32).collect()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Integers and bool: a cache-blocked loop.
+// ---------------------------------------------------------------------------
+
+/// Semiring used by the blocked loop: wrapping `+`/`*` for integers,
+/// `OR`/`AND` for bool.
+trait Semiring: Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    /// `acc + a * b` in the semiring.
+    fn mul_add(acc: Self, a: Self, b: Self) -> Self;
+    /// Whether `self` annihilates products (lets the loop skip a row of rhs).
+    fn is_zero(self) -> bool;
+}
+
+macro_rules! impl_int_semiring {
+    ($($t:ty),*) => {$(
+        impl Semiring for $t {
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn mul_add(acc: Self, a: Self, b: Self) -> Self {
+                acc.wrapping_add(a.wrapping_mul(b))
+            }
+            #[inline(always)]
+            fn is_zero(self) -> bool {
+                self == 0
+            }
+        }
+
+        impl sealed::Sealed for $t {
+            fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
+                run_batched(lhs, rhs, shape, 0, blocked_product::<$t>)
+            }
+        }
+    )*};
+}
+
+impl_int_semiring!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Semiring for bool {
+    const ZERO: Self = false;
+    #[inline(always)]
+    fn mul_add(acc: Self, a: Self, b: Self) -> Self {
+        acc | (a & b)
+    }
+    #[inline(always)]
+    fn is_zero(self) -> bool {
+        !self
+    }
+}
+
+impl sealed::Sealed for bool {
+    fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
+        run_batched(lhs, rhs, shape, false, blocked_product::<bool>)
+    }
+}
+
+/// `dst = lhs @ rhs` for the blocked loop, split into row blocks over
+/// `threads` rayon tasks when `threads > 1`.
+fn blocked_product<T: Semiring>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, threads: usize) {
+    let (dst, lhs, rhs) = (&mut dst[..d.m * d.n], &lhs[..d.m * d.k], &rhs[..d.k * d.n]);
+    if threads > 1 && d.m > 1 {
+        // A few blocks per thread so work stealing can even out imbalance.
+        let rows = d.m.div_ceil(4 * threads);
+        dst.par_chunks_mut(rows * d.n)
+            .zip(lhs.par_chunks(rows * d.k))
+            .for_each(|(dst, lhs)| blocked_rows(dst, lhs, rhs, d.k, d.n));
+    } else {
+        blocked_rows(dst, lhs, rhs, d.k, d.n);
+    }
+}
+
+/// Single-threaded `dst = lhs @ rhs` for whole rows: `lhs` is `rows x k`,
+/// `dst` is `rows x n` (zero on entry) and `rhs` is `k x n`; `k > 0`.
+///
+/// The `i-p-j` loop order streams contiguous rows of `rhs` into contiguous
+/// rows of `dst` (the inner loop auto-vectorises); `rhs` is walked in
+/// `kc x nc` blocks that stay in L2 while every row of `lhs` passes over them.
+fn blocked_rows<T: Semiring>(dst: &mut [T], lhs: &[T], rhs: &[T], k: usize, n: usize) {
+    if n == 1 {
+        // Matrix-vector: one dot product per row.
+        for (out, row) in dst.iter_mut().zip(lhs.chunks_exact(k)) {
+            *out = row.iter().zip(rhs).fold(T::ZERO, |acc, (&a, &b)| T::mul_add(acc, a, b));
+        }
+        return;
+    }
+    let nc = INT_BLOCK_COLS.min(n);
+    let kc = (INT_BLOCK_BYTES / std::mem::size_of::<T>() / nc).clamp(1, k);
+    for k0 in (0..k).step_by(kc) {
+        let k1 = (k0 + kc).min(k);
+        for n0 in (0..n).step_by(nc) {
+            let n1 = (n0 + nc).min(n);
+            for (dst_row, lhs_row) in dst.chunks_exact_mut(n).zip(lhs.chunks_exact(k)) {
+                let dst_row = &mut dst_row[n0..n1];
+                for (p, &a) in (k0..k1).zip(&lhs_row[k0..k1]) {
+                    if a.is_zero() {
+                        continue;
+                    }
+                    let rhs_row = &rhs[p * n + n0..p * n + n1];
+                    for (out, &b) in dst_row.iter_mut().zip(rhs_row) {
+                        *out = T::mul_add(*out, a, b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xorshift64* generator: deterministic, dependency-free test data.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        /// Uniform in [-1, 1).
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        }
+    }
+
+    /// Test-side view of an element type.
+    trait TestElement: MatmulElement + PartialEq + std::fmt::Debug {
+        fn random(rng: &mut Rng) -> Self;
+        fn to_f64(self) -> f64;
+        /// Whether `got` is acceptable given the exact f64 result `want` and
+        /// `scale = sum_p |a[i,p] * b[p,j]|` over a depth of `k`.
+        fn accept(got: Self, want: f64, scale: f64, k: usize) -> bool;
+    }
+
+    macro_rules! float_test_element {
+        ($t:ty, $eps:expr, $from:expr, $to:expr) => {
+            impl TestElement for $t {
+                fn random(rng: &mut Rng) -> Self {
+                    $from(rng.unit())
+                }
+                fn to_f64(self) -> f64 {
+                    $to(self)
+                }
+                fn accept(got: Self, want: f64, scale: f64, k: usize) -> bool {
+                    ($to(got) - want).abs() <= $eps * (k as f64 + 4.0) * scale + 1e-300
+                }
+            }
+        };
+    }
+
+    float_test_element!(f64, f64::EPSILON, |x| x, |x| x);
+    float_test_element!(f32, f32::EPSILON as f64, |x| x as f32, |x: f32| x as f64);
+    float_test_element!(f16, f16::EPSILON.to_f64(), f16::from_f64, f16::to_f64);
+    float_test_element!(bf16, bf16::EPSILON.to_f64(), bf16::from_f64, bf16::to_f64);
+
+    macro_rules! int_test_element {
+        ($($t:ty),*) => {$(
+            impl TestElement for $t {
+                fn random(rng: &mut Rng) -> Self {
+                    // Small values: the f64 reference stays exact, while i8/u8
+                    // sums still overflow and exercise wrapping.
+                    if <$t>::MIN == 0 {
+                        (rng.next() % 6) as $t
+                    } else {
+                        ((rng.next() % 9) as i64 - 4) as $t
+                    }
+                }
+                fn to_f64(self) -> f64 {
+                    self as f64
+                }
+                fn accept(got: Self, want: f64, _scale: f64, _k: usize) -> bool {
+                    // Reduce the exact integer modulo 2^bits (`as` truncates).
+                    got == (want as i128) as $t
+                }
+            }
+        )*};
+    }
+
+    int_test_element!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+    impl TestElement for bool {
+        fn random(rng: &mut Rng) -> Self {
+            rng.next().is_multiple_of(3)
+        }
+        fn to_f64(self) -> f64 {
+            f64::from(u8::from(self))
+        }
+        fn accept(got: Self, want: f64, _scale: f64, _k: usize) -> bool {
+            got == (want > 0.0)
+        }
+    }
+
+    /// (batch, m, k, n, lhs_stride, rhs_stride); `None` means contiguous.
+    type Case = (usize, usize, usize, usize, Option<usize>, Option<usize>);
+
+    fn cases() -> Vec<Case> {
+        vec![
+            // Empty and degenerate shapes.
+            (0, 2, 3, 4, None, None),
+            (1, 0, 0, 0, None, None),
+            (1, 0, 3, 4, None, None),
+            (1, 3, 4, 0, None, None),
+            (1, 3, 0, 4, None, None),
+            (3, 2, 0, 5, Some(0), Some(0)),
+            (1, 1, 1, 1, None, None),
+            // Matrix-vector, vector-matrix, outer and inner products.
+            (1, 1, 37, 1, None, None),
+            (1, 1, 17, 9, None, None),
+            (1, 9, 17, 1, None, None),
+            (1, 9, 1, 13, None, None),
+            (1, 300, 300, 1, None, None),
+            (1, 1, 300, 300, None, None),
+            // Plain and odd small shapes.
+            (1, 5, 6, 7, None, None),
+            (3, 5, 6, 7, None, None),
+            (2, 17, 70, 33, None, None),
+            (4, 1, 33, 1, None, None),
+            (4, 16, 16, 16, None, None),
+            // Broadcasting and padded strides.
+            (4, 6, 5, 7, Some(0), None),
+            (4, 6, 5, 7, None, Some(0)),
+            (4, 6, 5, 7, Some(0), Some(0)),
+            (3, 6, 5, 7, Some(41), Some(0)),
+            (3, 6, 5, 7, Some(33), Some(50)),
+            (2, 1, 5, 1, Some(0), Some(9)),
+            // Above PARALLEL_MIN_MACS: threaded single product, folded tall
+            // product, batch-parallel small products, and a large batch of
+            // large products.
+            (1, 130, 140, 150, None, None),
+            (4, 40, 90, 110, None, Some(0)),
+            (3, 100, 110, 120, None, Some(0)),
+            (96, 16, 40, 30, None, None),
+            (64, 20, 30, 25, Some(0), None),
+            (4, 100, 110, 100, None, None),
+            (3, 100, 110, 100, None, None),
+            (1, 1200, 900, 1, None, None),
+            (1, 1, 900, 1300, None, None),
+            (3, 1, 1100, 1000, Some(0), None),
+        ]
+    }
+
+    fn check_case<T: TestElement>(rng: &mut Rng, case: Case) {
+        let (batch, m, k, n, ls, rs) = case;
+        let ls = ls.unwrap_or(m * k);
+        let rs = rs.unwrap_or(k * n);
+        let lhs_len = if batch == 0 { 0 } else { (batch - 1) * ls + m * k };
+        let rhs_len = if batch == 0 { 0 } else { (batch - 1) * rs + k * n };
+        let lhs: Vec<T> = (0..lhs_len).map(|_| T::random(rng)).collect();
+        let rhs: Vec<T> = (0..rhs_len).map(|_| T::random(rng)).collect();
+
+        let got = batched_matmul(&lhs, &rhs, batch, m, k, n, ls, rs);
+        assert_eq!(got.len(), batch * m * n, "{case:?}");
+        for b in 0..batch {
+            for i in 0..m {
+                for j in 0..n {
+                    let (mut want, mut scale) = (0.0_f64, 0.0_f64);
+                    for p in 0..k {
+                        let prod =
+                            lhs[b * ls + i * k + p].to_f64() * rhs[b * rs + p * n + j].to_f64();
+                        want += prod;
+                        scale += prod.abs();
+                    }
+                    let v = got[(b * m + i) * n + j];
+                    assert!(
+                        T::accept(v, want, scale, k),
+                        "{} {case:?} at [{b},{i},{j}]: got {v:?}, want {want}",
+                        std::any::type_name::<T>()
+                    );
+                }
+            }
+        }
+    }
+
+    fn check_all<T: TestElement>(seed: u64) {
+        let mut rng = Rng(seed);
+        for case in cases() {
+            check_case::<T>(&mut rng, case);
+        }
+    }
+
+    #[test]
+    fn f32_matches_reference() {
+        check_all::<f32>(1);
+    }
+
+    #[test]
+    fn f64_matches_reference() {
+        check_all::<f64>(2);
+    }
+
+    #[test]
+    fn f16_matches_reference() {
+        check_all::<f16>(3);
+    }
+
+    #[test]
+    fn bf16_matches_reference() {
+        check_all::<bf16>(4);
+    }
+
+    #[test]
+    fn signed_integers_match_reference() {
+        check_all::<i8>(5);
+        check_all::<i16>(6);
+        check_all::<i32>(7);
+        check_all::<i64>(8);
+    }
+
+    #[test]
+    fn unsigned_integers_match_reference() {
+        check_all::<u8>(9);
+        check_all::<u16>(10);
+        check_all::<u32>(11);
+        check_all::<u64>(12);
+    }
+
+    #[test]
+    fn bool_matches_reference() {
+        check_all::<bool>(13);
+    }
+
+    #[test]
+    fn k_zero_gives_zeros() {
+        let out: Vec<f32> = batched_matmul(&[], &[], 2, 3, 0, 4, 0, 0);
+        assert_eq!(out, vec![0.0; 24]);
+        let out: Vec<i64> = batched_matmul(&[], &[], 1, 2, 0, 2, 0, 0);
+        assert_eq!(out, vec![0; 4]);
+        let out: Vec<bool> = batched_matmul(&[], &[], 1, 1, 0, 3, 0, 0);
+        assert_eq!(out, vec![false; 3]);
+    }
+
+    #[test]
+    fn large_integers_wrap() {
+        // Exact reference with wrapping arithmetic at full range, where the
+        // f64 reference would round.
+        let mut rng = Rng(99);
+        let (m, k, n) = (7, 13, 5);
+        let lhs: Vec<u64> = (0..m * k).map(|_| rng.next()).collect();
+        let rhs: Vec<u64> = (0..k * n).map(|_| rng.next()).collect();
+        let got = batched_matmul(&lhs, &rhs, 1, m, k, n, 0, 0);
+        for i in 0..m {
+            for j in 0..n {
+                let want = (0..k).fold(0u64, |acc, p| {
+                    acc.wrapping_add(lhs[i * k + p].wrapping_mul(rhs[p * n + j]))
+                });
+                assert_eq!(got[i * n + j], want);
+            }
+        }
+        let got: Vec<i32> = batched_matmul(&[i32::MAX, 2], &[2, 3], 1, 1, 2, 1, 0, 0);
+        assert_eq!(got, vec![i32::MAX.wrapping_mul(2).wrapping_add(6)]);
+        let got: Vec<i8> = batched_matmul(&[100, 100], &[2, 1], 1, 1, 2, 1, 0, 0);
+        assert_eq!(got, vec![44]); // 300 mod 256
+    }
+
+    #[test]
+    fn bool_is_or_of_ands() {
+        // [[1,0],[0,0]] @ [[1,1],[1,1]] = [[1,1],[0,0]]
+        let got = batched_matmul(&[true, false, false, false], &[true; 4], 1, 2, 2, 2, 0, 0);
+        assert_eq!(got, vec![true, true, false, false]);
+    }
+
+    #[test]
+    fn bf16_rounds_once_from_f32() {
+        // 1 + 2^-9 rounds back to 1 in bf16, so a bf16 accumulator would
+        // return 1 here; the f32 accumulator sums exactly to 1 + 2^-7, which
+        // bf16 represents.
+        let (one, tiny) = (bf16::ONE, bf16::from_f32(2f32.powi(-9)));
+        let lhs = [one, tiny, tiny, tiny, tiny];
+        let got = batched_matmul(&lhs, &[one; 5], 1, 1, 5, 1, 0, 0);
+        assert_eq!(got, vec![bf16::from_f32(1.0 + 2f32.powi(-7))]);
+    }
+
+    #[test]
+    fn parallel_paths_match_single_product_calls() {
+        // Batch-parallel results equal per-product results bit for bit.
+        let mut rng = Rng(7);
+        let (batch, m, k, n) = (12, 40, 60, 50);
+        let lhs: Vec<f32> = (0..batch * m * k).map(|_| rng.unit() as f32).collect();
+        let rhs: Vec<f32> = (0..batch * k * n).map(|_| rng.unit() as f32).collect();
+        assert!(m * k * n < PARALLEL_MIN_MACS && batch * m * k * n >= PARALLEL_MIN_MACS);
+        let all = batched_matmul(&lhs, &rhs, batch, m, k, n, m * k, k * n);
+        for b in 0..batch {
+            let one = batched_matmul(&lhs[b * m * k..], &rhs[b * k * n..], 1, m, k, n, 0, 0);
+            assert_eq!(&all[b * m * n..][..m * n], &one[..]);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "lhs has 5 elements")]
+    fn short_lhs_panics() {
+        let _ = batched_matmul(&[0.0f32; 5], &[0.0f32; 6], 1, 2, 3, 2, 0, 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "rhs has 10 elements")]
+    fn short_strided_rhs_panics() {
+        // Batch 1 starts at offset 5 and needs 6 elements: 11 in all.
+        let _ = batched_matmul(&[0i32; 6], &[0i32; 10], 2, 1, 3, 2, 0, 5);
+    }
+}

@@ -1,0 +1,301 @@
+//! Matrix products: `dot`, `matmul`, `outer`, `tensordot` and `einsum`, all lowered to the
+//! `dot_general` primitive.
+
+use super::{broadcast_to, promote_all, sum_axes, transpose};
+use crate::primitives::{bind1, DotGeneral};
+use crate::shape::broadcast_shapes;
+use crate::shape::ShapeDisplay;
+use crate::Array;
+
+#[track_caller]
+fn dot_general(
+    a: &Array,
+    b: &Array,
+    contract: (&[usize], &[usize]),
+    batch: (&[usize], &[usize]),
+) -> Array {
+    let ops = promote_all(&[a.clone(), b.clone()]);
+    let prim = DotGeneral {
+        lhs_contract: contract.0.to_vec(),
+        rhs_contract: contract.1.to_vec(),
+        lhs_batch: batch.0.to_vec(),
+        rhs_batch: batch.1.to_vec(),
+    };
+    bind1(&prim, &[&ops[0], &ops[1]])
+}
+
+/// NumPy's `dot`: scalars multiply, vectors take the inner product, and otherwise the last
+/// axis of `a` is contracted with the second-to-last of `b` (the last, if `b` is 1-D).
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let v = jnp::array([1.0f32, -1.0, 2.0]);
+/// assert_eq!(jnp::dot(&v, &v).item::<f32>().unwrap(), 6.0);
+/// ```
+#[track_caller]
+pub fn dot(a: &Array, b: &Array) -> Array {
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return super::multiply(a, b);
+    }
+    let b_axis = if b.ndim() == 1 { 0 } else { b.ndim() - 2 };
+    check_contracted("dot", a, a.ndim() - 1, b, b_axis);
+    dot_general(a, b, (&[a.ndim() - 1], &[b_axis]), (&[], &[]))
+}
+
+/// NumPy's `matmul` (`a @ b`): matrix products over the last two axes, with the leading
+/// (batch) axes broadcast; a 1-D operand is a vector whose axis is removed from the result.
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let a = jnp::ones([4, 2, 3]);
+/// let b = jnp::ones([3, 5]);
+/// assert_eq!(jnp::matmul(&a, &b).shape(), &[4, 2, 5]);
+/// ```
+#[track_caller]
+pub fn matmul(a: &Array, b: &Array) -> Array {
+    if a.ndim() == 0 || b.ndim() == 0 {
+        panic!(
+            "matmul: operands must have at least one axis, got shapes {} and {}",
+            ShapeDisplay(a.shape()),
+            ShapeDisplay(b.shape())
+        );
+    }
+    let a2 = if a.ndim() == 1 { a.reshape([1, a.shape()[0] as isize]) } else { a.clone() };
+    let b2 = if b.ndim() == 1 { b.reshape([b.shape()[0] as isize, 1]) } else { b.clone() };
+    let (ra, rb) = (a2.ndim(), b2.ndim());
+    check_contracted("matmul", &a2, ra - 1, &b2, rb - 2);
+    let batch =
+        broadcast_shapes(&a2.shape()[..ra - 2], &b2.shape()[..rb - 2]).unwrap_or_else(|| {
+            panic!(
+                "matmul: batch dimensions do not broadcast: shapes {} and {}",
+                ShapeDisplay(a.shape()),
+                ShapeDisplay(b.shape())
+            )
+        });
+    let full = |x: &Array, r: usize| {
+        let mut shape = batch.clone();
+        shape.extend_from_slice(&x.shape()[r - 2..]);
+        if x.shape() == &shape[..] {
+            x.clone()
+        } else {
+            broadcast_to(x, &shape)
+        }
+    };
+    let (a3, b3) = (full(&a2, ra), full(&b2, rb));
+    let nb = batch.len();
+    let batch_axes: Vec<usize> = (0..nb).collect();
+    let out = dot_general(&a3, &b3, (&[nb + 1], &[nb]), (&batch_axes, &batch_axes));
+    // Drop the axes that 1-D operands were given.
+    let mut shape: Vec<isize> = out.shape().iter().map(|&d| d as isize).collect();
+    if b.ndim() == 1 {
+        shape.pop();
+    }
+    if a.ndim() == 1 {
+        shape.remove(shape.len() - if b.ndim() == 1 { 1 } else { 2 });
+    }
+    out.reshape(shape)
+}
+
+#[track_caller]
+fn check_contracted(op: &str, a: &Array, a_axis: usize, b: &Array, b_axis: usize) {
+    if a.shape()[a_axis] != b.shape()[b_axis] {
+        panic!(
+            "{op}: contracted dimensions differ: shapes {} and {} (axis {a_axis} has {}, axis {b_axis} has {})",
+            ShapeDisplay(a.shape()),
+            ShapeDisplay(b.shape()),
+            a.shape()[a_axis],
+            b.shape()[b_axis]
+        );
+    }
+}
+
+/// The outer product of the flattened operands: `out[i, j] = a[i] * b[j]`.
+#[track_caller]
+pub fn outer(a: &Array, b: &Array) -> Array {
+    let a = a.reshape([-1, 1]);
+    let b = b.reshape([1, -1]);
+    super::multiply(&a, &b)
+}
+
+/// How [`tensordot`] pairs axes: the last `n` of `a` with the first `n` of `b`, or explicit
+/// lists (negative axes count from the end).
+pub enum TensordotAxes {
+    Count(usize),
+    Pairs(Vec<isize>, Vec<isize>),
+}
+
+impl From<usize> for TensordotAxes {
+    fn from(n: usize) -> Self {
+        TensordotAxes::Count(n)
+    }
+}
+
+impl From<i32> for TensordotAxes {
+    fn from(n: i32) -> Self {
+        TensordotAxes::Count(n.max(0) as usize)
+    }
+}
+
+impl<const N: usize> From<([isize; N], [isize; N])> for TensordotAxes {
+    fn from((a, b): ([isize; N], [isize; N])) -> Self {
+        TensordotAxes::Pairs(a.to_vec(), b.to_vec())
+    }
+}
+
+/// Contracts `a` and `b` over paired axes (`jnp.tensordot`); the result holds `a`'s remaining
+/// axes, then `b`'s.
+#[track_caller]
+pub fn tensordot(a: &Array, b: &Array, axes: impl Into<TensordotAxes>) -> Array {
+    let (la, lb): (Vec<usize>, Vec<usize>) = match axes.into() {
+        TensordotAxes::Count(n) => {
+            if n > a.ndim() || n > b.ndim() {
+                panic!(
+                    "tensordot: cannot contract {n} axes of shapes {} and {}",
+                    ShapeDisplay(a.shape()),
+                    ShapeDisplay(b.shape())
+                );
+            }
+            ((a.ndim() - n..a.ndim()).collect(), (0..n).collect())
+        }
+        TensordotAxes::Pairs(x, y) => (
+            x.iter().map(|&ax| crate::shape::normalize_axis("tensordot", ax, a.ndim())).collect(),
+            y.iter().map(|&ax| crate::shape::normalize_axis("tensordot", ax, b.ndim())).collect(),
+        ),
+    };
+    for (&x, &y) in la.iter().zip(&lb) {
+        check_contracted("tensordot", a, x, b, y);
+    }
+    dot_general(a, b, (&la, &lb), (&[], &[]))
+}
+
+/// Einstein summation over one or two operands (`jnp.einsum`), e.g. `"ij,jk->ik"`,
+/// `"bij,bjk->bik"`, `"ij->ji"`, `"ij,ij->"`. Without `->` the output takes the letters that
+/// appear once, in alphabetical order. Letters repeated within one operand (diagonals) are
+/// not supported.
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let a = jnp::ones([2, 3]);
+/// let b = jnp::ones([3, 4]);
+/// assert_eq!(jnp::einsum("ij,jk->ik", &[&a, &b]).shape(), &[2, 4]);
+/// ```
+#[track_caller]
+pub fn einsum(spec: &str, operands: &[&Array]) -> Array {
+    let (inputs, output) = parse_einsum(spec, operands);
+    match operands {
+        [x] => einsum_one(&inputs[0], &output, x),
+        [a, b] => einsum_two((&inputs[0], a), (&inputs[1], b), &output),
+        _ => panic!("einsum: {spec:?} needs one or two operands, got {}", operands.len()),
+    }
+}
+
+#[track_caller]
+fn parse_einsum(spec: &str, operands: &[&Array]) -> (Vec<Vec<char>>, Vec<char>) {
+    let spec: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, out) = match spec.split_once("->") {
+        Some((l, o)) => (l.to_string(), Some(o.chars().collect::<Vec<char>>())),
+        None => (spec.clone(), None),
+    };
+    let inputs: Vec<Vec<char>> = lhs.split(',').map(|s| s.chars().collect()).collect();
+    if inputs.len() != operands.len() {
+        panic!(
+            "einsum: {spec:?} names {} operands but {} were given",
+            inputs.len(),
+            operands.len()
+        );
+    }
+    for (letters, x) in inputs.iter().zip(operands) {
+        if letters.iter().any(|c| !c.is_ascii_alphabetic()) {
+            panic!("einsum: {spec:?}: only letters may name axes");
+        }
+        if letters.len() != x.ndim() {
+            panic!(
+                "einsum: {spec:?}: operand {} has {} letters for an array of shape {}",
+                letters.iter().collect::<String>(),
+                letters.len(),
+                ShapeDisplay(x.shape())
+            );
+        }
+        let mut sorted = letters.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            panic!("einsum: {spec:?}: a letter repeated within one operand (a diagonal) is not supported");
+        }
+    }
+    let output = out.unwrap_or_else(|| {
+        let all: Vec<char> = inputs.concat();
+        let mut once: Vec<char> =
+            all.iter().copied().filter(|c| all.iter().filter(|d| *d == c).count() == 1).collect();
+        once.sort_unstable();
+        once
+    });
+    for c in &output {
+        if !inputs.iter().any(|i| i.contains(c)) {
+            panic!("einsum: {spec:?}: output letter {c} appears in no operand");
+        }
+    }
+    (inputs, output)
+}
+
+/// Sums away the letters of `x` not in `keep`, returning the rest and their letters.
+fn sum_out(x: &Array, letters: &[char], keep: impl Fn(char) -> bool) -> (Array, Vec<char>) {
+    let gone: Vec<usize> = (0..letters.len()).filter(|&i| !keep(letters[i])).collect();
+    if gone.is_empty() {
+        return (x.clone(), letters.to_vec());
+    }
+    let rest = letters.iter().copied().filter(|&c| keep(c)).collect();
+    (sum_axes(x, gone, false), rest)
+}
+
+/// Permutes `x`, whose axes are named by `have`, into the order `want`.
+fn arrange(x: &Array, have: &[char], want: &[char]) -> Array {
+    if have == want {
+        return x.clone();
+    }
+    let perm: Vec<isize> =
+        want.iter().map(|c| have.iter().position(|h| h == c).unwrap() as isize).collect();
+    transpose(x, Some(&perm))
+}
+
+fn einsum_one(letters: &[char], output: &[char], x: &Array) -> Array {
+    let (x, have) = sum_out(x, letters, |c| output.contains(&c));
+    arrange(&x, &have, output)
+}
+
+#[track_caller]
+fn einsum_two(a: (&[char], &Array), b: (&[char], &Array), output: &[char]) -> Array {
+    // A letter only one operand has, and the output lacks, is summed away first.
+    let (a_arr, la) = sum_out(a.1, a.0, |c| output.contains(&c) || b.0.contains(&c));
+    let (b_arr, lb) = sum_out(b.1, b.0, |c| output.contains(&c) || la.contains(&c));
+    let shared: Vec<char> = la.iter().copied().filter(|c| lb.contains(c)).collect();
+    let batch: Vec<char> = shared.iter().copied().filter(|c| output.contains(c)).collect();
+    let contract: Vec<char> = shared.iter().copied().filter(|c| !output.contains(c)).collect();
+    let pos = |letters: &[char], set: &[char]| -> Vec<usize> {
+        set.iter().map(|c| letters.iter().position(|l| l == c).unwrap()).collect()
+    };
+    let out = dot_general(
+        &a_arr,
+        &b_arr,
+        (&pos(&la, &contract), &pos(&lb, &contract)),
+        (&pos(&la, &batch), &pos(&lb, &batch)),
+    );
+    let free = |letters: &[char]| -> Vec<char> {
+        letters.iter().copied().filter(|c| !shared.contains(c)).collect()
+    };
+    let have: Vec<char> = [batch.clone(), free(&la), free(&lb)].concat();
+    arrange(&out, &have, output)
+}
+
+impl Array {
+    /// [`dot`] as a method: `x.dot(&w)`.
+    #[track_caller]
+    pub fn dot(&self, other: &Array) -> Array {
+        dot(self, other)
+    }
+
+    /// [`matmul`] as a method: `x.matmul(&w)`.
+    #[track_caller]
+    pub fn matmul(&self, other: &Array) -> Array {
+        matmul(self, other)
+    }
+}

@@ -1,0 +1,132 @@
+//! `dot_general`: the contraction every matrix product is made of (JAX's `lax.dot_general`).
+
+use super::{describe, expect_arity, Aval, Primitive};
+use crate::array::Array;
+use crate::dtype::Element;
+use crate::exec::cpu::copy::transpose;
+use crate::exec::cpu::matmul::{batched_matmul, MatmulElement};
+
+/// Contracts `lhs` and `rhs` over paired axes, with paired batch axes. The output holds the
+/// batch axes, then `lhs`'s remaining axes, then `rhs`'s remaining axes, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DotGeneral {
+    pub lhs_contract: Vec<usize>,
+    pub rhs_contract: Vec<usize>,
+    pub lhs_batch: Vec<usize>,
+    pub rhs_batch: Vec<usize>,
+}
+
+impl DotGeneral {
+    /// The axes of an operand of `rank` that are neither batch nor contracted, in order.
+    fn free(rank: usize, batch: &[usize], contract: &[usize]) -> Vec<usize> {
+        (0..rank).filter(|a| !batch.contains(a) && !contract.contains(a)).collect()
+    }
+
+    fn check_axes(&self, lhs: &Aval, rhs: &Aval) -> Result<(), String> {
+        let (lr, rr) = (lhs.shape.len(), rhs.shape.len());
+        let all_l = self.lhs_batch.iter().chain(&self.lhs_contract);
+        let all_r = self.rhs_batch.iter().chain(&self.rhs_contract);
+        if all_l.clone().any(|&a| a >= lr) || all_r.clone().any(|&a| a >= rr) {
+            return Err(format!(
+                "axis out of range in {self:?} for {}",
+                describe(&[lhs.clone(), rhs.clone()])
+            ));
+        }
+        let mut seen_l: Vec<usize> = all_l.copied().collect();
+        let mut seen_r: Vec<usize> = all_r.copied().collect();
+        seen_l.sort_unstable();
+        seen_r.sort_unstable();
+        if seen_l.windows(2).any(|w| w[0] == w[1]) || seen_r.windows(2).any(|w| w[0] == w[1]) {
+            return Err(format!("an axis appears twice in {self:?}"));
+        }
+        if self.lhs_contract.len() != self.rhs_contract.len()
+            || self.lhs_batch.len() != self.rhs_batch.len()
+        {
+            return Err(format!("lhs and rhs must pair the same number of axes, got {self:?}"));
+        }
+        let pairs = self.lhs_contract.iter().zip(&self.rhs_contract);
+        for (&a, &b) in pairs.chain(self.lhs_batch.iter().zip(&self.rhs_batch)) {
+            if lhs.shape[a] != rhs.shape[b] {
+                return Err(format!(
+                    "paired axes differ in size: lhs axis {a} has {} and rhs axis {b} has {}, for {}",
+                    lhs.shape[a],
+                    rhs.shape[b],
+                    describe(&[lhs.clone(), rhs.clone()])
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Primitive for DotGeneral {
+    fn name(&self) -> String {
+        "dot_general".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 2)?;
+        let (lhs, rhs) = (&inputs[0], &inputs[1]);
+        if lhs.dtype != rhs.dtype {
+            return Err(format!("operands must have the same dtype, got {}", describe(inputs)));
+        }
+        self.check_axes(lhs, rhs)?;
+        let lfree = Self::free(lhs.shape.len(), &self.lhs_batch, &self.lhs_contract);
+        let rfree = Self::free(rhs.shape.len(), &self.rhs_batch, &self.rhs_contract);
+        let shape = (self.lhs_batch.iter().map(|&a| lhs.shape[a]))
+            .chain(lfree.iter().map(|&a| lhs.shape[a]))
+            .chain(rfree.iter().map(|&a| rhs.shape[a]))
+            .collect();
+        Ok(vec![Aval { shape, dtype: lhs.dtype, weak: lhs.weak && rhs.weak }])
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let (lhs, rhs) = (inputs[0], inputs[1]);
+        let buffer = crate::with_buffer!(lhs.buffer(), |l: T| {
+            let r = rhs.as_slice::<T>().expect("the shape rule checked the dtypes agree");
+            T::wrap(self.contract(l, lhs.shape(), r, rhs.shape()))
+        });
+        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+    }
+}
+
+impl DotGeneral {
+    /// Lays `lhs` out as `[batch, free, contract]` and `rhs` as `[batch, contract, free]`
+    /// (copying only when the axes are not already in that order), then runs one batched
+    /// matrix product.
+    fn contract<T: Element + MatmulElement>(
+        &self,
+        l: &[T],
+        lshape: &[usize],
+        r: &[T],
+        rshape: &[usize],
+    ) -> Vec<T> {
+        let lfree = Self::free(lshape.len(), &self.lhs_batch, &self.lhs_contract);
+        let rfree = Self::free(rshape.len(), &self.rhs_batch, &self.rhs_contract);
+        let size = |shape: &[usize], axes: &[usize]| axes.iter().map(|&a| shape[a]).product();
+        let batch: usize = size(lshape, &self.lhs_batch);
+        let m: usize = size(lshape, &lfree);
+        let k: usize = size(lshape, &self.lhs_contract);
+        let n: usize = size(rshape, &rfree);
+        let lperm: Vec<usize> = [&self.lhs_batch[..], &lfree, &self.lhs_contract].concat();
+        let rperm: Vec<usize> = [&self.rhs_batch[..], &self.rhs_contract, &rfree].concat();
+        let l = arrange(l, lshape, &lperm);
+        let r = arrange(r, rshape, &rperm);
+        batched_matmul(&l, &r, batch, m, k, n, m * k, k * n)
+    }
+}
+
+/// `src` with its axes permuted, borrowed when the permutation keeps the layout.
+fn arrange<'a, T: Element>(
+    src: &'a [T],
+    shape: &[usize],
+    perm: &[usize],
+) -> std::borrow::Cow<'a, [T]> {
+    // Axes of extent 1 can move freely without changing the layout.
+    let moved: Vec<usize> = perm.iter().copied().filter(|&a| shape[a] != 1).collect();
+    if moved.windows(2).all(|w| w[0] < w[1]) {
+        std::borrow::Cow::Borrowed(src)
+    } else {
+        std::borrow::Cow::Owned(transpose(src, shape, perm))
+    }
+}

@@ -20,10 +20,21 @@ fn main() {
     println!("x * 2.0 + 1.0 =\n{}", &x * 2.0 + 1.0);
 
     // Broadcasting and JAX's type promotion: a Rust scalar is weakly typed.
-    let col = Array::from_shape_vec([2, 1], vec![10.0f32, 20.0]);
+    let col = jnp::array([10.0f32, 20.0]).reshape([2, 1]);
     println!("x + column =\n{}", &x + &col);
     println!("arange(4) + 1.5 = {}", jnp::arange(4) + 1.5);
     println!("arange(4) / 2 = {}", jnp::arange(4) / 2);
+
+    // Reductions, shapes, indexing, matrix products.
+    println!("x.sum_axes(0, false) = {}", x.sum_axes(0, false));
+    println!("softmax(x, -1) =\n{}", jnp::softmax(&x, -1));
+    println!("x[:, 1:] =\n{}", x.slice(s![.., 1..]));
+    println!("x.at[0, 0].set(-1) =\n{}", x.at(s![0, 0]).set(-1.0));
+    println!("x @ x.T =\n{}", x.matmul(&x.t()));
+
+    // JAX's PRNG, bit for bit.
+    let key = random::key(0);
+    println!("random.normal(key(0), (3,)) = {}", random::normal(&key, [3]));
 
     // The workload jit will fuse into one pass: here it runs op by op.
     let big = jnp::ones([5000, 5000]);

@@ -173,6 +173,9 @@ mod x86 {
         unsafe { avx2_chains(iters) }
     }
 
+    /// # Safety
+    ///
+    /// The running CPU must support AVX-512F.
     #[target_feature(enable = "avx512f")]
     unsafe fn avx512_chains(iters: u64) -> f32 {
         let sum = fma_chains!(
@@ -186,6 +189,9 @@ mod x86 {
         _mm512_reduce_add_ps(sum)
     }
 
+    /// # Safety
+    ///
+    /// The running CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     unsafe fn avx2_chains(iters: u64) -> f32 {
         let sum = fma_chains!(
@@ -206,6 +212,7 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn simd_kernel_matches_scalar_recurrence() {

@@ -57,8 +57,8 @@ pub const PARALLEL_MIN_MACS: usize = 1 << 20;
 /// every product is large enough to be threaded on its own.
 ///
 /// Measured (f32, 2 threads): over-the-batch parallelism matched or beat
-/// threading inside each product at every size (8 x 256^3: 220 vs 206 GFLOP/s,
-/// 16 x 128^3: 208 vs 154), because independent products need no
+/// threading inside each product at every size (8 x 256^3: 225 vs 207 GFLOP/s,
+/// 16 x 128^3: 213 vs 159), because independent products need no
 /// synchronisation. It only loses when the batch does not divide evenly and
 /// is short (3 products on 2 threads leave one idle for a third of the time),
 /// so a batch that is not a multiple of the thread count must have at least

@@ -33,16 +33,10 @@ fn summary() {
     println!("\nrandom summary (10M f32 values, {} threads)", rayon::current_num_threads());
     common::report("rjax normal", normal, &format!("{:.0} Melem/s", melem(normal)));
     common::report("rjax uniform", uniform, &format!("{:.0} Melem/s", melem(uniform)));
-    match common::jax_times("random") {
-        Some(rows) => {
-            for (name, secs) in rows {
-                let ours = if name.contains("normal") { normal } else { uniform };
-                let note = format!("{:.0} Melem/s; rjax / this = {:.2}", melem(secs), ours / secs);
-                common::report(&name, secs, &note);
-            }
-        }
-        None => println!("(JAX not installed: no side-by-side numbers)"),
-    }
+    common::report_jax("random", |name, secs| {
+        let ours = if name.contains("normal") { normal } else { uniform };
+        format!("{:.0} Melem/s; rjax / this = {:.2}", melem(secs), ours / secs)
+    });
 }
 
 criterion_group!(benches, bench);

@@ -32,14 +32,7 @@ fn summary() {
         &format!("{bandwidth:.1} GB/s copy"),
     );
     common::report("rjax op by op", rjax, &format!("{:.2}x the limit", rjax / limit));
-    match common::jax_times("w1") {
-        Some(rows) => {
-            for (name, secs) in rows {
-                common::report(&name, secs, &format!("rjax op by op / this = {:.2}", rjax / secs));
-            }
-        }
-        None => println!("(JAX not installed: no side-by-side numbers)"),
-    }
+    common::report_jax("w1", |_, secs| format!("rjax op by op / this = {:.2}", rjax / secs));
 }
 
 criterion_group!(benches, bench);

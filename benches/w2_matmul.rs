@@ -36,19 +36,10 @@ fn summary() {
         secs,
         &format!("{rate:.1} GFLOP/s = {:.1}% of peak", 100.0 * rate / peak),
     );
-    match common::jax_times("w2") {
-        Some(rows) => {
-            for (name, jax) in rows {
-                let jax_rate = flops / jax / 1e9;
-                common::report(
-                    &name,
-                    jax,
-                    &format!("{jax_rate:.1} GFLOP/s; rjax time / JAX time = {:.2}", secs / jax),
-                );
-            }
-        }
-        None => println!("(JAX not installed: no side-by-side numbers)"),
-    }
+    common::report_jax("w2", |_, jax| {
+        let jax_rate = flops / jax / 1e9;
+        format!("{jax_rate:.1} GFLOP/s; rjax time / JAX time = {:.2}", secs / jax)
+    });
 }
 
 criterion_group!(benches, bench);

@@ -58,6 +58,19 @@ pub fn jax_times(workload: &str) -> Option<Vec<(String, f64)>> {
     Some(rows)
 }
 
+/// Prints one summary line per JAX timing of `workload`, with `note(name, seconds)` beside it,
+/// or says that JAX is not installed.
+pub fn report_jax(workload: &str, note: impl Fn(&str, f64) -> String) {
+    match jax_times(workload) {
+        Some(rows) => {
+            for (name, secs) in rows {
+                report(&name, secs, &note(&name, secs));
+            }
+        }
+        None => println!("(JAX not installed: no side-by-side numbers)"),
+    }
+}
+
 /// Prints one line of a summary table.
 pub fn report(name: &str, seconds: f64, note: &str) {
     println!("{name:<44} {:>10.3} ms   {note}", seconds * 1e3);

@@ -1,6 +1,9 @@
 //! Property tests: broadcasting binary ops agree with an explicit index loop, for random
 //! shapes and every way two shapes can broadcast.
 
+mod common;
+
+use common::unravel;
 use proptest::prelude::*;
 use rjax::prelude::*;
 
@@ -41,15 +44,6 @@ fn read(data: &[f32], shape: &[usize], idx: &[usize]) -> f32 {
         flat = flat * d + i;
     }
     data[flat]
-}
-
-fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut idx = vec![0; shape.len()];
-    for ax in (0..shape.len()).rev() {
-        idx[ax] = flat % shape[ax];
-        flat /= shape[ax];
-    }
-    idx
 }
 
 proptest! {

@@ -513,16 +513,6 @@ fn primitive_argmax_rejects_bad_axis() {
 
 // --- Properties against a naive f64 reference -------------------------------------------------
 
-/// Row-major multi-index of `flat` in `shape`.
-fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut idx = vec![0; shape.len()];
-    for ax in (0..shape.len()).rev() {
-        idx[ax] = flat % shape[ax];
-        flat /= shape[ax];
-    }
-    idx
-}
-
 /// Folds `data` over `axes` with `f` from `init`, element by element in f64.
 fn naive(
     data: &[f64],

@@ -109,3 +109,13 @@ pub fn assert_golden(name: &str, i: usize, got: &Array) {
     assert_close(got, &want, rtol, atol);
     assert_eq!(got.is_weak(), want.is_weak(), "{name}[{i}]: weak_type of {got:?}");
 }
+
+/// Row-major multi-index of flat position `flat` in an array of `shape`.
+pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for ax in (0..shape.len()).rev() {
+        idx[ax] = flat % shape[ax];
+        flat /= shape[ax];
+    }
+    idx
+}

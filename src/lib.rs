@@ -1,3 +1,20 @@
 #![doc = include_str!("../README.md")]
 
+pub use rjax_macros::{jit, traceable, Tree};
 pub use rjax_runtime::*;
+
+/// Prints arrays when the program runs, inside traced functions too (`jax.debug.print`):
+/// `rjax::debug_print!("x = {}, y = {}", x, y)`. Each `{}` takes one array.
+#[macro_export]
+macro_rules! debug_print {
+    ($fmt:literal $(, $arg:expr)* $(,)?) => {
+        $crate::__private::debug_print($fmt, &[$($crate::__private::debug_arg(&$arg)),*])
+    };
+}
+
+/// What `use rjax::prelude::*;` brings into scope: the array type, `jnp`, `lax`, `random`,
+/// `tree`, and the attributes.
+pub mod prelude {
+    pub use rjax_macros::{jit, traceable, Tree};
+    pub use rjax_runtime::prelude::*;
+}

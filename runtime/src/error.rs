@@ -14,6 +14,11 @@ pub enum Error {
     DType { op: &'static str, expected: DType, found: DType },
     /// A value's shape does not fit what was asked of it.
     Shape(String),
+    /// Values were asked of a traced array, which has none until the traced function runs
+    /// (JAX's `ConcretizationTypeError`).
+    Traced { op: &'static str },
+    /// A traced value was used outside the trace that made it (JAX's `UnexpectedTracerError`).
+    EscapedTracer,
 }
 
 impl fmt::Display for Error {
@@ -23,6 +28,17 @@ impl fmt::Display for Error {
                 write!(f, "{op}: the array holds {found}, not {expected}; convert it first with .astype(DType::{expected:?})")
             }
             Error::Shape(msg) => f.write_str(msg),
+            Error::Traced { op } => write!(
+                f,
+                "{op}: the array is traced (a symbolic value inside a #[jit] or #[traceable] \
+                 function) and has no values yet; keep the computation in rjax operations, \
+                 branch with `if` on a traced 0-d bool (lax::cond), or print with \
+                 rjax::debug_print!"
+            ),
+            Error::EscapedTracer => f.write_str(
+                "a traced value was used after the traced function that made it returned; \
+                 return it from that function instead of storing it (JAX's UnexpectedTracerError)",
+            ),
         }
     }
 }

@@ -7,10 +7,18 @@ pub mod device;
 pub mod dtype;
 pub mod error;
 pub mod exec;
+pub mod ir;
 pub mod jnp;
+pub mod lax;
 pub mod primitives;
 pub mod random;
 pub mod shape;
+pub mod transform;
+pub mod tree;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 
 pub use array::Array;
 pub use device::Device;
@@ -18,10 +26,14 @@ pub use dtype::{promote, DType, Element};
 pub use error::Error;
 pub use jnp::{NewAxis, SliceElem};
 pub use shape::Axes;
+pub use tree::{Tree, TreeDef, Unflatten};
+pub use exec::{CacheInfo, TracedFunction};
 
 /// What `use rjax::prelude::*;` brings into scope.
 pub mod prelude {
     pub use crate::jnp;
+    pub use crate::lax;
+    pub use crate::tree;
     pub use crate::random;
     pub use crate::s;
     pub use crate::shape::Axes;

@@ -16,6 +16,9 @@ impl Array {
     /// assert!(jnp::arange(3).to_vec::<f32>().is_err());
     /// ```
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, Error> {
+        if self.is_traced() {
+            return Err(Error::Traced { op: "to_vec" });
+        }
         self.as_slice::<T>().map(<[T]>::to_vec).ok_or(Error::DType {
             op: "to_vec",
             expected: T::DTYPE,
@@ -25,6 +28,9 @@ impl Array {
 
     /// The single element of a 0-d or one-element array.
     pub fn item<T: Element>(&self) -> Result<T, Error> {
+        if self.is_traced() {
+            return Err(Error::Traced { op: "item" });
+        }
         if self.size() != 1 {
             return Err(Error::Shape(format!(
                 "item: an array of shape {} has {} elements; item() needs exactly one",

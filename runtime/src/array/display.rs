@@ -14,6 +14,9 @@ const PRECISION: usize = 8;
 
 impl fmt::Display for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_traced() {
+            return write_tracer(f, self);
+        }
         let cells = format_elements(self);
         write_nested(f, self.shape(), &cells, 0, 0, self.size() > SUMMARIZE_ABOVE, " ")?;
         if self.dtype() != DType::F32 {
@@ -25,6 +28,9 @@ impl fmt::Display for Array {
 
 impl fmt::Debug for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_traced() {
+            return write_tracer(f, self);
+        }
         let cells = format_elements(self);
         f.write_str("Array(")?;
         write_nested(f, self.shape(), &cells, 0, 6, self.size() > SUMMARIZE_ABOVE, ", ")?;
@@ -34,6 +40,11 @@ impl fmt::Debug for Array {
         }
         f.write_str(")")
     }
+}
+
+/// A traced array has no values to show: JAX prints `Traced<float32[3]>`.
+fn write_tracer(f: &mut fmt::Formatter<'_>, a: &Array) -> fmt::Result {
+    write!(f, "Traced<{}>", a.aval())
 }
 
 /// Every element formatted and aligned to a common width, as NumPy does.

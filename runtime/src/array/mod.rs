@@ -13,6 +13,7 @@ pub use buffer::Buffer;
 use crate::device::Device;
 use crate::dtype::{DType, Element};
 use crate::error::Error;
+use crate::ir::Tracer;
 use crate::primitives::Aval;
 use crate::shape::ShapeDisplay;
 
@@ -32,9 +33,16 @@ use crate::shape::ShapeDisplay;
 #[derive(Clone)]
 pub struct Array {
     shape: Arc<[usize]>,
-    buffer: Arc<Buffer>,
+    data: Data,
     weak: bool,
     device: Device,
+}
+
+/// What an array holds: values, or (inside a trace) a symbolic variable of the IR being built.
+#[derive(Clone)]
+pub(crate) enum Data {
+    Concrete(Arc<Buffer>),
+    Traced(Tracer),
 }
 
 impl Array {
@@ -42,7 +50,31 @@ impl Array {
     pub(crate) fn from_buffer(shape: impl Into<Arc<[usize]>>, buffer: Buffer, weak: bool) -> Array {
         let shape = shape.into();
         debug_assert_eq!(shape.iter().product::<usize>(), buffer.len());
-        Array { shape, buffer: Arc::new(buffer), weak, device: Device::default() }
+        Array { shape, data: Data::Concrete(Arc::new(buffer)), weak, device: Device::default() }
+    }
+
+    /// A symbolic array standing for variable `tracer` of a trace being recorded.
+    pub(crate) fn from_tracer(aval: &Aval, tracer: Tracer) -> Array {
+        Array {
+            shape: aval.shape.clone().into(),
+            data: Data::Traced(tracer),
+            weak: aval.weak,
+            device: Device::default(),
+        }
+    }
+
+    /// The tracer behind a symbolic array, or `None` for one that holds values.
+    pub(crate) fn tracer(&self) -> Option<&Tracer> {
+        match &self.data {
+            Data::Traced(t) => Some(t),
+            Data::Concrete(_) => None,
+        }
+    }
+
+    /// Whether this array is a symbolic value inside a traced function (JAX's tracer) rather
+    /// than one holding data. Traced arrays have a shape and dtype but no values.
+    pub fn is_traced(&self) -> bool {
+        matches!(self.data, Data::Traced(_))
     }
 
     /// An array of `shape` holding `data` in row-major order.
@@ -96,12 +128,15 @@ impl Array {
 
     /// Number of elements.
     pub fn size(&self) -> usize {
-        self.buffer.len()
+        self.shape.iter().product()
     }
 
     /// The element type.
     pub fn dtype(&self) -> DType {
-        self.buffer.dtype()
+        match &self.data {
+            Data::Concrete(b) => b.dtype(),
+            Data::Traced(t) => t.dtype,
+        }
     }
 
     /// JAX's weak-type flag: true for arrays that came from Rust scalars and promote like them.
@@ -115,13 +150,30 @@ impl Array {
     }
 
     /// The underlying buffer.
+    ///
+    /// Panics for a traced array, which has no values yet (JAX's `ConcretizationTypeError`).
+    #[track_caller]
     pub fn buffer(&self) -> &Buffer {
-        &self.buffer
+        match &self.data {
+            Data::Concrete(b) => b,
+            Data::Traced(_) => panic!("{}", Error::Traced { op: "reading an array's values" }),
+        }
+    }
+
+    /// An identity for the array's storage: equal for arrays sharing a buffer (or a tracer).
+    pub(crate) fn buffer_id(&self) -> usize {
+        match &self.data {
+            Data::Concrete(b) => Arc::as_ptr(b) as usize,
+            Data::Traced(t) => (t.trace as usize) << 32 | t.var.index(),
+        }
     }
 
     /// The elements as a typed slice, if `T` is the array's element type.
+    ///
+    /// Panics for a traced array, which has no values yet.
+    #[track_caller]
     pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
-        T::slice(&self.buffer)
+        T::slice(self.buffer())
     }
 
     /// Shape, dtype and weak flag: what shape rules see.
@@ -143,6 +195,10 @@ impl Array {
 
     /// Whether two arrays share one buffer (clones do).
     pub fn shares_buffer_with(&self, other: &Array) -> bool {
-        Arc::ptr_eq(&self.buffer, &other.buffer)
+        match (&self.data, &other.data) {
+            (Data::Concrete(a), Data::Concrete(b)) => Arc::ptr_eq(a, b),
+            (Data::Traced(a), Data::Traced(b)) => a == b,
+            _ => false,
+        }
     }
 }

@@ -4,7 +4,10 @@
 //! On the right any [`WeakScalar`] works (`f32`, `f64`, `i32`, `i64`); on the left `f64` and
 //! `i32`, which is what unsuffixed literals (`2.0 * &x`, `1 - &x`) are.
 
-use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
+use std::ops::{
+    Add, AddAssign, BitAnd, BitOr, BitXor, Div, DivAssign, Mul, MulAssign, Neg, Not, Rem, RemAssign,
+    Sub, SubAssign,
+};
 
 use super::Array;
 use crate::jnp::{self, ArrayLike};
@@ -129,3 +132,25 @@ impl Not for Array {
         jnp::logical_not(&self)
     }
 }
+
+/// `x += y` and friends rebind `x` to a new array (arrays are immutable; nothing is written in
+/// place), so accumulating loops read as they do with Rust numbers.
+macro_rules! assign_operator {
+    ($trait:ident, $method:ident, $op:ident, $opmethod:ident) => {
+        impl<T> $trait<T> for Array
+        where
+            for<'a> &'a Array: $op<T, Output = Array>,
+        {
+            #[track_caller]
+            fn $method(&mut self, rhs: T) {
+                *self = $op::$opmethod(&*self, rhs);
+            }
+        }
+    };
+}
+
+assign_operator!(AddAssign, add_assign, Add, add);
+assign_operator!(SubAssign, sub_assign, Sub, sub);
+assign_operator!(MulAssign, mul_assign, Mul, mul);
+assign_operator!(DivAssign, div_assign, Div, div);
+assign_operator!(RemAssign, rem_assign, Rem, rem);

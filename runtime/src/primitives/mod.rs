@@ -7,6 +7,7 @@
 //! and then [`bind`] primitives, which check their inputs and run.
 
 pub mod binary;
+pub mod control;
 pub mod convert;
 pub mod indexing;
 pub mod linalg;
@@ -17,12 +18,16 @@ pub mod shape_ops;
 pub mod unary;
 
 use std::fmt;
+use std::panic::Location;
+use std::sync::Arc;
 
 use crate::array::Array;
 use crate::dtype::DType;
+use crate::ir::{trace, Program, Span};
 use crate::shape::ShapeDisplay;
 
 pub use binary::BinaryOp;
+pub use control::{Cond, DebugPrint};
 pub use convert::Convert;
 pub use indexing::{Gather, IndexMode, Scatter, ScatterOp};
 pub use linalg::DotGeneral;
@@ -46,7 +51,10 @@ impl fmt::Display for Aval {
 }
 
 /// The rules every primitive provides.
-pub trait Primitive: fmt::Debug {
+///
+/// A primitive's `Debug` output names it and every parameter, so two primitives with equal
+/// `Debug` text compute the same function (common-subexpression elimination relies on it).
+pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     /// The name shown in errors and IR listings (`add`, `reduce_sum`, ...).
     fn name(&self) -> String;
     /// The output avals for these input avals, or why the inputs are invalid.
@@ -54,17 +62,67 @@ pub trait Primitive: fmt::Debug {
     /// Runs on concrete arrays whose avals passed [`Primitive::abstract_eval`], producing arrays
     /// of the given output avals.
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array>;
+    /// Parameters shown in IR listings after the name: `axes=(0,)`, `new_sizes=(2, 3)`.
+    fn params(&self) -> String {
+        String::new()
+    }
+    /// Sub-programs the primitive runs (a `cond`'s branches), shown nested in IR listings.
+    fn subprograms(&self) -> Vec<(String, &Program)> {
+        Vec::new()
+    }
+    /// Whether the primitive does something besides computing its outputs (printing), so
+    /// simplification must keep it even when its outputs are unused.
+    fn has_effect(&self) -> bool {
+        false
+    }
+    /// Whether two applications to the same operands may share one result (CSE). Primitives
+    /// that own sub-programs opt out: comparing them is not worth it.
+    fn cse_allowed(&self) -> bool {
+        self.subprograms().is_empty() && !self.has_effect()
+    }
 }
 
-/// Applies a primitive to arrays eagerly: checks the inputs with its shape rule, panicking with
-/// the primitive's name and the rule's message on a mismatch, then evaluates it.
+/// Copies a primitive into a shared handle, so the IR can keep what `bind` was given.
+pub trait PrimitiveClone {
+    fn clone_arc(&self) -> Arc<dyn Primitive>;
+}
+
+impl<T: Primitive + Clone + 'static> PrimitiveClone for T {
+    fn clone_arc(&self) -> Arc<dyn Primitive> {
+        Arc::new(self.clone())
+    }
+}
+
+/// Applies a primitive to arrays: checks the inputs with its shape rule, panicking with the
+/// primitive's name and the rule's message on a mismatch, then evaluates it — or, when an
+/// operand is traced, records it into the trace being built (see [`crate::ir::trace`]).
 #[track_caller]
 pub fn bind(prim: &dyn Primitive, inputs: &[&Array]) -> Vec<Array> {
+    bind_at(prim, inputs, Some(Span::of(Location::caller())))
+}
+
+/// [`bind`] with an explicit source span (used when re-binding an equation of a program).
+#[track_caller]
+pub fn bind_at(prim: &dyn Primitive, inputs: &[&Array], span: Option<Span>) -> Vec<Array> {
     let avals: Vec<Aval> = inputs.iter().map(|a| a.aval()).collect();
-    match prim.abstract_eval(&avals) {
-        Ok(out) => prim.eval(inputs, &out),
+    let traced = inputs.iter().any(|a| a.is_traced());
+    let out = match prim.abstract_eval(&avals) {
+        Ok(out) => out,
+        Err(msg) if traced => match span {
+            Some(span) => panic!("{}: {msg}\n  in traced code at {span}", prim.name()),
+            None => panic!("{}: {msg}", prim.name()),
+        },
         Err(msg) => panic!("{}: {msg}", prim.name()),
+    };
+    if traced {
+        return trace::record(prim, inputs, out, span);
     }
+    if prim.has_effect() {
+        if let Some(outs) = trace::record_effect(prim, inputs, out.clone(), span) {
+            return outs;
+        }
+    }
+    prim.eval(inputs, &out)
 }
 
 /// [`bind`] for primitives with one output.

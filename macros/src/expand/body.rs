@@ -1,0 +1,787 @@
+//! The body pass: walks a traced function's body with its scopes, asks [`check`] about every
+//! construct that cannot be traced, and rewrites the ones whose meaning changes on traced
+//! values: `if` on a traced bool becomes `lax::cond`, comparisons and `&&`/`||` of traced
+//! values become array operations, and calls to other traced functions go to their traced
+//! entry point. Everything else stays the user's code, so it runs (and type-checks) as Rust.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    BinOp, Block, Expr, ExprIf, Ident, Item, Lit, Local, Macro, Pat, Stmt, Token, UnOp,
+};
+
+use crate::check;
+use crate::parse::signature::{is_static_type, raw_pointer};
+use crate::parse::{Scopes, Taint};
+
+/// Methods that read static facts (shapes, lengths) of a traced value.
+const STATIC_METHODS: &[&str] =
+    &["shape", "ndim", "size", "dtype", "len", "is_empty", "is_weak", "is_traced"];
+/// Methods that need a traced value's data.
+const CONCRETIZING_METHODS: &[&str] = &["item", "to_vec", "to_ndarray", "as_slice", "buffer"];
+/// Macros that format their arguments.
+const FORMATTING_MACROS: &[&str] = &[
+    "println", "print", "eprintln", "eprint", "format", "format_args", "write", "writeln",
+    "panic", "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq",
+    "debug_assert_ne", "dbg", "unreachable", "todo", "unimplemented",
+];
+/// Path roots whose functions are rjax operations (traced when their operands are).
+const RJAX_ROOTS: &[&str] = &["jnp", "lax", "random", "tree", "rjax", "Array"];
+/// Path roots of functions that are not traced functions.
+const PLAIN_ROOTS: &[&str] = &["std", "core", "alloc"];
+const PLAIN_FUNCTIONS: &[&str] = &["drop"];
+
+/// A traced `if` being walked: what its predicate was, and the loop and closure depth at
+/// its start (a `break` in a loop inside the branch is fine; one that leaves it is not).
+struct Branch {
+    value: String,
+    loops: usize,
+    closures: usize,
+    /// Scope depth at the branch's start: locals declared at or above it are outer.
+    depth: usize,
+}
+
+/// The walker's state.
+pub struct BodyPass {
+    scopes: Scopes,
+    pub errors: Vec<syn::Error>,
+    quiet: usize,
+    branches: Vec<Branch>,
+    loops: usize,
+    closures: usize,
+    fresh: usize,
+}
+
+impl BodyPass {
+    /// A pass whose outermost scope declares the parameters.
+    pub fn new(params: impl IntoIterator<Item = (String, Taint)>) -> BodyPass {
+        let mut scopes = Scopes::default();
+        scopes.push();
+        for (name, taint) in params {
+            scopes.declare(&name, taint);
+        }
+        BodyPass {
+            scopes,
+            errors: Vec::new(),
+            quiet: 0,
+            branches: Vec::new(),
+            loops: 0,
+            closures: 0,
+            fresh: 0,
+        }
+    }
+
+    fn error(&mut self, e: syn::Error) {
+        if self.quiet == 0 {
+            self.errors.push(e);
+        }
+    }
+
+    /// Walks (and rewrites) a block; returns the taint of its value.
+    pub fn block(&mut self, block: &mut Block) -> Taint {
+        self.scopes.push();
+        let mut taint = Taint::Static;
+        let n = block.stmts.len();
+        for (i, stmt) in block.stmts.iter_mut().enumerate() {
+            let t = self.stmt(stmt);
+            if i + 1 == n && matches!(stmt, Stmt::Expr(_, None)) {
+                taint = t;
+            }
+        }
+        self.scopes.pop();
+        taint
+    }
+
+    fn stmt(&mut self, stmt: &mut Stmt) -> Taint {
+        match stmt {
+            Stmt::Local(local) => {
+                self.local(local);
+                Taint::Static
+            }
+            Stmt::Expr(e, _) => self.expr(e),
+            Stmt::Macro(m) => self.mac(&mut m.mac),
+            Stmt::Item(item) => {
+                self.item(item);
+                Taint::Static
+            }
+        }
+    }
+
+    fn item(&mut self, item: &Item) {
+        if let Item::Static(s) = item {
+            if let syn::StaticMutability::Mut(m) = &s.mutability {
+                self.error(check::refuse_static_mut(m.span()));
+            }
+        }
+    }
+
+    fn local(&mut self, local: &mut Local) {
+        let taint = match &mut local.init {
+            Some(init) => {
+                let t = self.expr(&mut init.expr);
+                if let Some((_, diverge)) = &mut init.diverge {
+                    self.expr(diverge);
+                }
+                t
+            }
+            None => Taint::Static,
+        };
+        self.declare_pat(&local.pat, taint);
+    }
+
+    /// Declares every name a pattern binds; a type annotation decides over the value's taint.
+    fn declare_pat(&mut self, pat: &Pat, taint: Taint) {
+        match pat {
+            Pat::Ident(p) => {
+                self.scopes.declare(&p.ident.to_string(), taint);
+                if let Some((_, sub)) = &p.subpat {
+                    self.declare_pat(sub, taint);
+                }
+            }
+            Pat::Type(p) => {
+                if let Some(span) = raw_pointer(&p.ty) {
+                    self.error(check::refuse_raw_pointer(span));
+                }
+                let t = if is_static_type(&p.ty) { Taint::Static } else { taint };
+                self.declare_pat(&p.pat, t);
+            }
+            Pat::Tuple(p) => p.elems.iter().for_each(|e| self.declare_pat(e, taint)),
+            Pat::TupleStruct(p) => p.elems.iter().for_each(|e| self.declare_pat(e, taint)),
+            Pat::Struct(p) => p.fields.iter().for_each(|f| self.declare_pat(&f.pat, taint)),
+            Pat::Slice(p) => p.elems.iter().for_each(|e| self.declare_pat(e, taint)),
+            Pat::Reference(p) => self.declare_pat(&p.pat, taint),
+            Pat::Or(p) => p.cases.iter().for_each(|c| self.declare_pat(c, taint)),
+            Pat::Paren(p) => self.declare_pat(&p.pat, taint),
+            _ => {}
+        }
+    }
+
+    /// The first traced local named in `tokens`, as "`x`", for messages.
+    fn traced_name(&self, tokens: TokenStream) -> Option<String> {
+        for tt in tokens {
+            match tt {
+                TokenTree::Ident(id) => {
+                    let name = id.to_string();
+                    if self.scopes.get(&name) == Some(Taint::Traced) {
+                        return Some(format!("`{name}`"));
+                    }
+                }
+                TokenTree::Group(g) => {
+                    if let Some(n) = self.traced_name(g.stream()) {
+                        return Some(n);
+                    }
+                }
+                TokenTree::Literal(lit) => {
+                    if let Some(n) = self.traced_in_format(&lit.to_string()) {
+                        return Some(n);
+                    }
+                }
+                TokenTree::Punct(_) => {}
+            }
+        }
+        None
+    }
+
+    /// A traced local captured by a format string (`"{x}"`, `"{x:?}"`).
+    fn traced_in_format(&self, literal: &str) -> Option<String> {
+        if !literal.starts_with('"') {
+            return None;
+        }
+        let mut rest = literal;
+        while let Some(open) = rest.find('{') {
+            rest = &rest[open + 1..];
+            if rest.starts_with('{') {
+                rest = &rest[1..];
+                continue;
+            }
+            let end = rest.find(['}', ':']).unwrap_or(rest.len());
+            let name = rest[..end].trim();
+            if self.scopes.get(name) == Some(Taint::Traced) {
+                return Some(format!("`{name}`"));
+            }
+        }
+        None
+    }
+
+    fn describe(&self, e: &Expr) -> String {
+        self.traced_name(e.to_token_stream()).unwrap_or_else(|| format!("`{}`", e.to_token_stream()))
+    }
+
+    /// Walks (and rewrites) an expression; returns whether its value is traced.
+    fn expr(&mut self, e: &mut Expr) -> Taint {
+        match e {
+            Expr::Lit(_) => Taint::Static,
+            Expr::Range(r) => {
+                let mut t = Taint::Static;
+                if let Some(a) = &mut r.start {
+                    t = t.join(self.expr(a));
+                }
+                if let Some(b) = &mut r.end {
+                    t = t.join(self.expr(b));
+                }
+                t
+            }
+            Expr::Path(p) => match p.path.get_ident() {
+                Some(id) => self.scopes.get(&id.to_string()).unwrap_or(Taint::Static),
+                None => Taint::Static,
+            },
+            Expr::Binary(_) => self.binary(e),
+            Expr::Unary(u) => {
+                let t = self.expr(&mut u.expr);
+                if t.is_traced() && !matches!(u.op, UnOp::Deref(_)) {
+                    self.borrow_operand(&mut u.expr);
+                }
+                t
+            }
+            Expr::Paren(p) => self.expr(&mut p.expr),
+            Expr::Group(g) => self.expr(&mut g.expr),
+            Expr::Reference(r) => self.expr(&mut r.expr),
+            Expr::Field(f) => self.expr(&mut f.base),
+            Expr::Index(i) => {
+                let t = self.expr(&mut i.expr);
+                self.expr(&mut i.index);
+                t
+            }
+            Expr::Tuple(t) => self.all(t.elems.iter_mut()),
+            Expr::Array(a) => self.all(a.elems.iter_mut()),
+            Expr::Repeat(r) => {
+                self.expr(&mut r.len);
+                self.expr(&mut r.expr)
+            }
+            Expr::Struct(s) => {
+                let mut t = Taint::Static;
+                for f in s.fields.iter_mut() {
+                    t = t.join(self.expr(&mut f.expr));
+                }
+                if let Some(rest) = &mut s.rest {
+                    t = t.join(self.expr(rest));
+                }
+                t
+            }
+            Expr::Cast(c) => {
+                let t = self.expr(&mut c.expr);
+                if let Some(span) = raw_pointer(&c.ty) {
+                    self.error(check::refuse_raw_pointer(span));
+                } else if t.is_traced() {
+                    let value = self.describe(&c.expr);
+                    self.error(check::refuse_cast(c.as_token.span(), &value));
+                }
+                t
+            }
+            Expr::MethodCall(m) => {
+                let receiver = self.expr(&mut m.receiver);
+                let args = self.all(m.args.iter_mut());
+                let method = m.method.to_string();
+                if receiver.is_traced() && CONCRETIZING_METHODS.contains(&method.as_str()) {
+                    let value = self.describe(&m.receiver);
+                    self.error(check::refuse_concretize(m.method.span(), &method, &value));
+                }
+                if STATIC_METHODS.contains(&method.as_str()) {
+                    Taint::Static
+                } else {
+                    receiver.join(args)
+                }
+            }
+            Expr::Call(_) => self.call(e),
+            Expr::Macro(m) => self.mac(&mut m.mac),
+            Expr::Block(b) => self.block(&mut b.block),
+            Expr::Unsafe(u) => {
+                self.error(check::refuse_unsafe(u.unsafe_token.span()));
+                Taint::Static
+            }
+            Expr::Async(a) => {
+                self.error(check::refuse_async(a.async_token.span()));
+                Taint::Static
+            }
+            Expr::Await(a) => {
+                self.error(check::refuse_async(a.await_token.span()));
+                Taint::Static
+            }
+            Expr::RawAddr(r) => {
+                self.error(check::refuse_raw_pointer(r.span()));
+                Taint::Static
+            }
+            Expr::Assign(a) => {
+                let t = self.expr(&mut a.right);
+                self.assign_target(&mut a.left, t);
+                Taint::Static
+            }
+            Expr::If(_) => self.if_expr(e),
+            Expr::Match(m) => {
+                let t = self.expr(&mut m.expr);
+                if t.is_traced() {
+                    let value = self.describe(&m.expr);
+                    self.error(check::refuse_match(m.match_token.span(), &value));
+                }
+                let mut out = Taint::Static;
+                for arm in m.arms.iter_mut() {
+                    self.scopes.push();
+                    self.declare_pat(&arm.pat, t);
+                    if let Some((_, guard)) = &mut arm.guard {
+                        self.expr(guard);
+                    }
+                    out = out.join(self.expr(&mut arm.body));
+                    self.scopes.pop();
+                }
+                out
+            }
+            Expr::While(w) => {
+                let cond_taint = if let Expr::Let(l) = &mut *w.cond {
+                    self.expr(&mut l.expr)
+                } else {
+                    self.expr(&mut w.cond)
+                };
+                if cond_taint.is_traced() && !matches!(*w.cond, Expr::Let(_)) {
+                    let value = self.describe(&w.cond);
+                    self.error(check::refuse_while(w.while_token.span(), &value));
+                }
+                let pat = if let Expr::Let(l) = &*w.cond { Some((*l.pat).clone()) } else { None };
+                self.loop_body(&mut w.body, |pass| {
+                    if let Some(p) = &pat {
+                        pass.declare_pat(p, cond_taint);
+                    }
+                });
+                Taint::Static
+            }
+            Expr::Loop(l) => {
+                self.loop_body(&mut l.body, |_| {});
+                Taint::Static
+            }
+            Expr::ForLoop(f) => {
+                let t = self.expr(&mut f.expr);
+                let enumerated = is_enumerate(&f.expr);
+                let pat = (*f.pat).clone();
+                self.loop_body(&mut f.body, |pass| pass.declare_loop_pat(&pat, t, enumerated));
+                Taint::Static
+            }
+            Expr::Closure(c) => {
+                self.closures += 1;
+                self.scopes.push();
+                for input in &c.inputs {
+                    let t = match input {
+                        Pat::Type(pt) if is_static_type(&pt.ty) => Taint::Static,
+                        _ => Taint::Traced,
+                    };
+                    self.declare_pat(input, t);
+                }
+                let t = self.expr(&mut c.body);
+                self.scopes.pop();
+                self.closures -= 1;
+                t
+            }
+            Expr::Return(r) => {
+                if let Some(v) = &mut r.expr {
+                    self.expr(v);
+                }
+                if let Some(value) = self.jump_leaves_branch(true) {
+                    self.error(check::refuse_jump_in_branch(r.return_token.span(), "return", &value));
+                }
+                Taint::Static
+            }
+            Expr::Break(b) => {
+                if let Some(v) = &mut b.expr {
+                    self.expr(v);
+                }
+                if let Some(value) = self.jump_leaves_branch(false) {
+                    self.error(check::refuse_jump_in_branch(b.break_token.span(), "break", &value));
+                }
+                Taint::Static
+            }
+            Expr::Continue(c) => {
+                if let Some(value) = self.jump_leaves_branch(false) {
+                    let span = c.continue_token.span();
+                    self.error(check::refuse_jump_in_branch(span, "continue", &value));
+                }
+                Taint::Static
+            }
+            Expr::Try(t) => {
+                let taint = self.expr(&mut t.expr);
+                if let Some(value) = self.jump_leaves_branch(true) {
+                    self.error(check::refuse_jump_in_branch(t.question_token.span(), "?", &value));
+                }
+                taint
+            }
+            Expr::Let(l) => self.expr(&mut l.expr),
+            _ => Taint::Static,
+        }
+    }
+
+    fn all<'e>(&mut self, exprs: impl Iterator<Item = &'e mut Expr>) -> Taint {
+        exprs.fold(Taint::Static, |t, e| t.join(self.expr(e)))
+    }
+
+    /// The traced `if` a `return`/`break` would jump out of, if any.
+    fn jump_leaves_branch(&self, is_return: bool) -> Option<String> {
+        let branch = self.branches.last()?;
+        let inside_closure = self.closures > branch.closures;
+        let inside_loop = self.loops > branch.loops;
+        let leaves = if is_return { !inside_closure } else { !inside_closure && !inside_loop };
+        leaves.then(|| branch.value.clone())
+    }
+
+    /// `for (i, x) in xs.iter().enumerate()`: the index is static even when `xs` is traced.
+    fn declare_loop_pat(&mut self, pat: &Pat, taint: Taint, enumerated: bool) {
+        match pat {
+            Pat::Tuple(t) if enumerated && t.elems.len() == 2 => {
+                self.declare_pat(&t.elems[0], Taint::Static);
+                self.declare_pat(&t.elems[1], taint);
+            }
+            _ => self.declare_pat(pat, taint),
+        }
+    }
+
+    /// Walks a loop body twice: once quietly so that locals assigned traced values late in
+    /// the body are known to be traced from its start, then for real.
+    fn loop_body(&mut self, body: &mut Block, declare: impl Fn(&mut BodyPass)) {
+        self.loops += 1;
+        let mut scratch = body.clone();
+        self.quiet += 1;
+        self.scopes.push();
+        declare(self);
+        self.block(&mut scratch);
+        self.scopes.pop();
+        self.quiet -= 1;
+        self.scopes.push();
+        declare(self);
+        self.block(body);
+        self.scopes.pop();
+        self.loops -= 1;
+    }
+
+    fn assign_target(&mut self, left: &mut Expr, taint: Taint) {
+        match left {
+            Expr::Path(p) => {
+                if let Some(id) = p.path.get_ident() {
+                    let name = id.to_string();
+                    self.check_branch_assign(&name, id.span());
+                    self.scopes.assign(&name, taint);
+                }
+            }
+            Expr::Index(i) => {
+                let base = self.expr(&mut i.expr);
+                self.expr(&mut i.index);
+                if base.is_traced() {
+                    let value = self.describe(&i.expr);
+                    self.error(check::refuse_index_assign(i.span(), &value));
+                }
+            }
+            other => {
+                self.expr(other);
+            }
+        }
+    }
+
+    /// A static local declared outside a traced `if` cannot be assigned inside it.
+    fn check_branch_assign(&mut self, name: &str, span: Span) {
+        let Some(branch) = self.branches.last() else { return };
+        let outer = self.scopes.declared_at(name).is_some_and(|d| d < self.branch_depth());
+        if outer && self.scopes.get(name) == Some(Taint::Static) {
+            let value = branch.value.clone();
+            self.error(check::refuse_static_assign_in_branch(span, name, &value));
+        }
+    }
+
+    fn branch_depth(&self) -> usize {
+        self.branches.last().map_or(0, |b| b.depth)
+    }
+}
+
+impl BodyPass {
+    /// Operators: comparisons and `&&`/`||` on traced values become array operations (Rust's
+    /// `<` and `&&` need `bool`s); compound assignments update the target's taint.
+    fn binary(&mut self, e: &mut Expr) -> Taint {
+        let Expr::Binary(b) = e else { unreachable!("called on binary expressions") };
+        if is_compound_assign(&b.op) {
+            let t = self.expr(&mut b.right);
+            self.assign_target(&mut b.left, t);
+            return Taint::Static;
+        }
+        let left = self.expr(&mut b.left);
+        let right = self.expr(&mut b.right);
+        let taint = left.join(right);
+        if !taint.is_traced() {
+            return taint;
+        }
+        self.borrow_operand(&mut b.left);
+        self.borrow_operand(&mut b.right);
+        let helper = match b.op {
+            BinOp::Lt(_) => "lt",
+            BinOp::Le(_) => "le",
+            BinOp::Gt(_) => "gt",
+            BinOp::Ge(_) => "ge",
+            BinOp::Eq(_) => "eq",
+            BinOp::Ne(_) => "ne",
+            BinOp::And(_) => "and",
+            BinOp::Or(_) => "or",
+            _ => return taint,
+        };
+        let helper = Ident::new(helper, b.op.span());
+        let (l, r) = (operand(&b.left), operand(&b.right));
+        *e = syn::parse_quote_spanned!(b.op.span()=> ::rjax::__private::#helper(#l, #r));
+        Taint::Traced
+    }
+
+    /// A traced local used as an operator's operand is borrowed, so that code written for
+    /// `Copy` floats (`(1.0 - y) / (1.0 + y)`) does not move the array.
+    fn borrow_operand(&self, e: &mut Expr) {
+        if let Expr::Path(p) = e {
+            if let Some(id) = p.path.get_ident() {
+                if self.scopes.get(&id.to_string()) == Some(Taint::Traced) {
+                    let borrowed = operand(e);
+                    *e = syn::parse_quote!(#borrowed);
+                }
+            }
+        }
+    }
+
+    /// Calls: rjax operations are traced when any operand is; a call to another traced
+    /// function with traced arguments goes to its traced entry point (`f::__rjax_traced`),
+    /// which exists only when `f` is `#[traceable]` or `#[jit]`.
+    fn call(&mut self, e: &mut Expr) -> Taint {
+        let Expr::Call(c) = e else { unreachable!("called on call expressions") };
+        let args = self.all(c.args.iter_mut());
+        let Expr::Path(p) = &mut *c.func else {
+            return self.expr(&mut c.func).join(args);
+        };
+        let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let [only] = segments.as_slice() {
+            if let Some(t) = self.scopes.get(only) {
+                return t.join(args);
+            }
+        }
+        let root = segments[0].as_str();
+        if RJAX_ROOTS.contains(&root) {
+            return Taint::Traced;
+        }
+        let is_constructor = segments.iter().any(|s| s.starts_with(|c: char| c.is_uppercase()));
+        let is_plain = PLAIN_ROOTS.contains(&root)
+            || (segments.len() == 1 && PLAIN_FUNCTIONS.contains(&root));
+        if is_constructor || is_plain || !args.is_traced() {
+            return args;
+        }
+        let span = p.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
+        p.path.segments.push(syn::PathSegment::from(Ident::new("__rjax_traced", span)));
+        Taint::Traced
+    }
+
+    /// Macros: formatting macros may not format traced values; `vec![..]` is walked.
+    fn mac(&mut self, mac: &mut Macro) -> Taint {
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        if FORMATTING_MACROS.contains(&name.as_str()) {
+            if let Some(value) = self.traced_name(mac.tokens.clone()) {
+                self.error(check::refuse_print(mac.path.span(), &name, &value));
+            }
+            return Taint::Static;
+        }
+        if name == "vec" {
+            let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+            if let Ok(mut elems) = mac.parse_body_with(parser) {
+                let t = self.all(elems.iter_mut());
+                mac.tokens = elems.to_token_stream();
+                return t;
+            }
+            return Taint::Static;
+        }
+        if name == "debug_print" {
+            return Taint::Static;
+        }
+        Taint::Static
+    }
+
+    /// `if`: on a static condition it stays Rust's `if`; on a traced one both branches are
+    /// traced and the `if` becomes `lax::cond`, with the outer locals it assigns threaded
+    /// through as outputs.
+    fn if_expr(&mut self, e: &mut Expr) -> Taint {
+        let Expr::If(i) = e else { unreachable!("called on if expressions") };
+        if let Expr::Let(l) = &mut *i.cond {
+            let t = self.expr(&mut l.expr);
+            let pat = (*l.pat).clone();
+            self.scopes.push();
+            self.declare_pat(&pat, t);
+            let mut out = self.block(&mut i.then_branch);
+            self.scopes.pop();
+            if let Some((_, other)) = &mut i.else_branch {
+                out = out.join(self.expr(other));
+            }
+            return out;
+        }
+        let cond = self.expr(&mut i.cond);
+        if !cond.is_traced() {
+            let mut out = self.block(&mut i.then_branch);
+            if let Some((_, other)) = &mut i.else_branch {
+                out = out.join(self.expr(other));
+            }
+            return out;
+        }
+        let value = self.describe(&i.cond);
+        let assigned = self.outer_assigned(i);
+        self.branches.push(Branch {
+            value,
+            loops: self.loops,
+            closures: self.closures,
+            depth: self.scopes.depth(),
+        });
+        self.block(&mut i.then_branch);
+        if let Some((_, other)) = &mut i.else_branch {
+            self.expr(other);
+        }
+        self.branches.pop();
+        for name in &assigned {
+            self.scopes.assign(name, Taint::Traced);
+        }
+        *e = self.lower_if(i, &assigned);
+        Taint::Traced
+    }
+
+    /// Outer locals assigned in either branch (those declared by `let` inside are not).
+    fn outer_assigned(&self, i: &ExprIf) -> Vec<String> {
+        let mut found = Assigned::default();
+        syn::visit::Visit::visit_block(&mut found, &i.then_branch);
+        if let Some((_, other)) = &i.else_branch {
+            syn::visit::Visit::visit_expr(&mut found, other);
+        }
+        let mut names: Vec<String> = found
+            .assigned
+            .into_iter()
+            .filter(|n| !found.declared.contains(n) && self.scopes.get(n).is_some())
+            .collect();
+        names.dedup();
+        names
+    }
+
+    fn lower_if(&mut self, i: &ExprIf, assigned: &[String]) -> Expr {
+        let span = i.if_token.span();
+        let cond = &i.cond;
+        let vars: Vec<Ident> = assigned.iter().map(|n| Ident::new(n, span)).collect();
+        let outs: Vec<Ident> = (0..vars.len()).map(|k| format_ident!("__rjax_out{k}")).collect();
+        self.fresh += 1;
+        let value = format_ident!("__rjax_value");
+        let branch = |body: TokenStream| {
+            quote_spanned! {span=> |()| {
+                #( #[allow(unused_mut)] let mut #vars = ::core::clone::Clone::clone(&#vars); )*
+                let #value = #body;
+                ( #(#vars,)* #value, )
+            }}
+        };
+        let then_body = weak_literal_tail(&i.then_branch);
+        let else_body = match &i.else_branch {
+            Some((_, other)) => match &**other {
+                Expr::Block(b) => weak_literal_tail(&b.block),
+                other => quote!(#other),
+            },
+            None => quote!(()),
+        };
+        let on_true = branch(then_body);
+        let on_false = branch(else_body);
+        syn::parse_quote_spanned! {span=> {
+            let ( #(#outs,)* #value, ) = ::rjax::__private::cond(#cond, #on_true, #on_false, ());
+            #( #vars = #outs; )*
+            #value
+        }}
+    }
+}
+
+/// `Operand::operand(&(e))`: an operand by reference (arrays) or by value (numbers).
+fn operand(e: &Expr) -> TokenStream {
+    quote_spanned!(e.span()=> ::rjax::__private::Operand::operand(&(#e)))
+}
+
+/// A block whose tail is a Rust number literal gets it as a weakly typed array, so that a
+/// branch can return `0.0` while the other returns an array (as in JAX).
+fn weak_literal_tail(block: &Block) -> TokenStream {
+    let mut block = block.clone();
+    if let Some(Stmt::Expr(tail, None)) = block.stmts.last_mut() {
+        weaken(tail);
+    }
+    quote!(#block)
+}
+
+fn weaken(e: &mut Expr) {
+    match e {
+        Expr::Lit(l) if matches!(l.lit, Lit::Float(_) | Lit::Int(_)) => {
+            *e = syn::parse_quote_spanned!(l.span()=> ::rjax::__private::weak(#l));
+        }
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) && matches!(*u.expr, Expr::Lit(_)) => {
+            let inner = u.clone();
+            *e = syn::parse_quote_spanned!(inner.span()=> ::rjax::__private::weak(#inner));
+        }
+        Expr::Tuple(t) => t.elems.iter_mut().for_each(weaken),
+        Expr::Paren(p) => weaken(&mut p.expr),
+        _ => {}
+    }
+}
+
+fn is_compound_assign(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::AddAssign(_)
+            | BinOp::SubAssign(_)
+            | BinOp::MulAssign(_)
+            | BinOp::DivAssign(_)
+            | BinOp::RemAssign(_)
+            | BinOp::BitAndAssign(_)
+            | BinOp::BitOrAssign(_)
+            | BinOp::BitXorAssign(_)
+            | BinOp::ShlAssign(_)
+            | BinOp::ShrAssign(_)
+    )
+}
+
+/// Whether a loop iterates `.enumerate()`.
+fn is_enumerate(e: &Expr) -> bool {
+    matches!(e, Expr::MethodCall(m) if m.method == "enumerate")
+}
+
+/// Names assigned (`x = ..`, `x += ..`) and names declared by `let` in a branch.
+#[derive(Default)]
+struct Assigned {
+    assigned: Vec<String>,
+    declared: Vec<String>,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Assigned {
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        if let Expr::Path(p) = &*a.left {
+            if let Some(id) = p.path.get_ident() {
+                self.assigned.push(id.to_string());
+            }
+        }
+        syn::visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        if is_compound_assign(&b.op) {
+            if let Expr::Path(p) = &*b.left {
+                if let Some(id) = p.path.get_ident() {
+                    self.assigned.push(id.to_string());
+                }
+            }
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+
+    fn visit_local(&mut self, l: &'ast Local) {
+        let mut names = Vec::new();
+        pat_names(&l.pat, &mut names);
+        self.declared.extend(names);
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {
+        // Assignments inside closures are the closure's own business.
+    }
+}
+
+fn pat_names(pat: &Pat, out: &mut Vec<String>) {
+    match pat {
+        Pat::Ident(p) => out.push(p.ident.to_string()),
+        Pat::Type(p) => pat_names(&p.pat, out),
+        Pat::Tuple(p) => p.elems.iter().for_each(|e| pat_names(e, out)),
+        Pat::TupleStruct(p) => p.elems.iter().for_each(|e| pat_names(e, out)),
+        Pat::Struct(p) => p.fields.iter().for_each(|f| pat_names(&f.pat, out)),
+        Pat::Reference(p) => pat_names(&p.pat, out),
+        _ => {}
+    }
+}

@@ -1,0 +1,265 @@
+//! Code generation: the user's function, its companion type, and the `Tree` derive.
+//!
+//! For `#[traceable] fn f(x: &Array) -> Array { body }` the expansion is
+//!
+//! ```text
+//! fn f(x: &Array) -> Array { f::__rjax_traced(x) }       // eager: runs op by op
+//! struct f {}                                             // companion, in the type namespace
+//! impl f {
+//!     fn __rjax_traced(x: &Array) -> Array { body' }      // the body, rewritten (body.rs)
+//!     fn jaxpr(x: &Array) -> TracedFunction { .. }        // the IR for these arguments
+//! }
+//! ```
+//!
+//! The companion shares the function's name and visibility, so `use a::f;` brings both, and a
+//! traced call `a::f(x)` in another function reaches `a::f::__rjax_traced` — or fails to
+//! resolve when `f` is not traceable. `#[jit]` adds a compile cache (`f::cache_info()`) and
+//! makes the function itself run through it.
+
+mod body;
+pub mod tree;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ItemFn, ReturnType, Type};
+
+use crate::check;
+use crate::parse::signature::scalar_dtype;
+use crate::parse::{Func, ParamKind, Taint};
+use body::BodyPass;
+
+/// Which attribute is being expanded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Traceable,
+    Jit,
+}
+
+impl Mode {
+    fn attr(self) -> &'static str {
+        match self {
+            Mode::Traceable => "traceable",
+            Mode::Jit => "jit",
+        }
+    }
+}
+
+/// Expands an annotated function, or returns every error found in it.
+pub fn function(attr: TokenStream, item: TokenStream, mode: Mode) -> Result<TokenStream, Vec<syn::Error>> {
+    if !attr.is_empty() {
+        return Err(vec![check::refuse_attr_args(attr.span(), mode.attr())]);
+    }
+    let item: ItemFn = syn::parse2(item).map_err(|e| vec![e])?;
+    let func = Func::parse(item)?;
+    let params = func.params.iter().map(|p| {
+        let taint = if matches!(p.kind, ParamKind::Static) { Taint::Static } else { Taint::Traced };
+        (p.name.to_string(), taint)
+    });
+    let mut pass = BodyPass::new(params);
+    let mut body = (*func.item.block).clone();
+    pass.block(&mut body);
+    if !pass.errors.is_empty() {
+        return Err(pass.errors);
+    }
+    Ok(generate(&func, body, mode))
+}
+
+fn generate(func: &Func, body: syn::Block, mode: Mode) -> TokenStream {
+    let item = &func.item;
+    let (attrs, vis, sig) = (&item.attrs, &item.vis, &item.sig);
+    let name = &sig.ident;
+    let name_text = name.to_string();
+    let (generics, where_clause) = (&sig.generics, &sig.generics.where_clause);
+    let traced_entry = traced_entry(func, body);
+    let call_args: Vec<_> = func.params.iter().map(|p| &p.name).collect();
+    let result = convert_result(&sig.output, quote!(__rjax_result));
+    let tree_call = tree_call(func, &name_text);
+    let user_body = match mode {
+        Mode::Traceable => quote! {
+            let __rjax_result = #name::__rjax_traced(#(#call_args),*);
+            #result
+        },
+        Mode::Jit => {
+            let statics: Vec<_> = func.statics().map(|p| &p.name).collect();
+            let TreeCall { args, unpack, pass } = &tree_call;
+            quote! {
+                let __rjax_result = #name::__rjax_jit().call(
+                    &#args,
+                    ::rjax::__private::static_hash(&(#(&#statics,)*)),
+                    |__rjax_leaves, __rjax_def| {
+                        #unpack
+                        #name::__rjax_traced(#(#pass),*)
+                    },
+                );
+                #result
+            }
+        }
+    };
+    let jit_items = (mode == Mode::Jit).then(|| {
+        quote! {
+            #[doc(hidden)]
+            pub fn __rjax_jit() -> &'static ::rjax::__private::JitFunction {
+                static JIT: ::rjax::__private::JitFunction =
+                    ::rjax::__private::JitFunction::new(#name_text);
+                &JIT
+            }
+
+            /// The compile cache's counters: plans held, hits, misses, traces.
+            pub fn cache_info() -> ::rjax::CacheInfo {
+                Self::__rjax_jit().info()
+            }
+        }
+    });
+    let TreeCall { args, unpack, pass } = &tree_call;
+    let params = &sig.inputs;
+    let companion_doc = format!(
+        "Companion of the traced function [`{name_text}()`]: `{name_text}::jaxpr(..)` shows its IR{}.",
+        if mode == Mode::Jit { ", `cache_info()` its compile cache" } else { "" }
+    );
+    quote! {
+        #(#attrs)*
+        #[allow(clippy::too_many_arguments)]
+        #vis #sig {
+            #user_body
+        }
+
+        #[doc = #companion_doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name {}
+
+        #[allow(dead_code)]
+        impl #name {
+            #traced_entry
+
+            /// The function's IR for these arguments, as traced and after simplification
+            /// (like `jax.make_jaxpr`).
+            #[allow(clippy::too_many_arguments, unused_variables)]
+            pub fn jaxpr #generics (#params) -> ::rjax::TracedFunction #where_clause {
+                ::rjax::__private::trace_function(#name_text, &#args, |__rjax_leaves, __rjax_def| {
+                    #unpack
+                    #name::__rjax_traced(#(#pass),*)
+                })
+            }
+
+            #jit_items
+        }
+    }
+}
+
+/// The traced entry point: the rewritten body, with `f32`/`f64` parameters as 0-d arrays.
+fn traced_entry(func: &Func, body: syn::Block) -> TokenStream {
+    let sig = &func.item.sig;
+    let (generics, where_clause) = (&sig.generics, &sig.generics.where_clause);
+    let mut params = Vec::new();
+    let mut lets = Vec::new();
+    for p in &func.params {
+        let (name, ty) = (&p.name, &p.ty);
+        match &p.kind {
+            ParamKind::Scalar(dtype) => {
+                let dtype = format_ident!("{dtype}");
+                params.push(quote!(#name: impl ::rjax::__private::ScalarArg));
+                lets.push(quote_spanned! {ty.span()=>
+                    let #name: ::rjax::Array = ::rjax::__private::scalar_param(#name, ::rjax::DType::#dtype);
+                });
+            }
+            _ => params.push(quote!(#name: #ty)),
+        }
+    }
+    let output = match &sig.output {
+        ReturnType::Default => quote!(),
+        ReturnType::Type(arrow, ty) => {
+            let ty = traced_type(ty);
+            quote!(#arrow #ty)
+        }
+    };
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_mut, unused_variables, clippy::too_many_arguments, clippy::needless_return)]
+        pub fn __rjax_traced #generics (#(#params),*) #output #where_clause {
+            #(#lets)*
+            #body
+        }
+    }
+}
+
+/// A type as traced code sees it: Rust floats become arrays (inside tuples too).
+fn traced_type(ty: &Type) -> TokenStream {
+    if scalar_dtype(ty).is_some() {
+        return quote_spanned!(ty.span()=> ::rjax::Array);
+    }
+    match ty {
+        Type::Tuple(t) => {
+            let elems = t.elems.iter().map(traced_type);
+            quote!((#(#elems,)*))
+        }
+        Type::Paren(p) => traced_type(&p.elem),
+        other => quote!(#other),
+    }
+}
+
+/// Turns the traced result (named `value`) into the declared return type: arrays for Rust
+/// floats are read back as numbers.
+fn convert_result(output: &ReturnType, value: TokenStream) -> TokenStream {
+    match output {
+        ReturnType::Default => value,
+        ReturnType::Type(_, ty) => convert_value(ty, value),
+    }
+}
+
+fn convert_value(ty: &Type, value: TokenStream) -> TokenStream {
+    if scalar_dtype(ty).is_some() {
+        return quote!(::rjax::__private::scalar_result::<#ty>(#value));
+    }
+    match ty {
+        Type::Tuple(t) if !t.elems.is_empty() => {
+            let parts: Vec<_> = (0..t.elems.len()).map(|k| format_ident!("__rjax_part{k}")).collect();
+            let converted = t.elems.iter().zip(&parts).map(|(ty, p)| convert_value(ty, quote!(#p)));
+            quote!({ let (#(#parts,)*) = #value; (#(#converted,)*) })
+        }
+        Type::Paren(p) => convert_value(&p.elem, value),
+        _ => value,
+    }
+}
+
+/// How the traced parameters travel through the runtime: `args` is a tuple of them to
+/// flatten, `unpack` rebuilds owned values from traced leaves, and `pass` hands every
+/// parameter (rebuilt or static) to the traced entry point.
+struct TreeCall {
+    args: TokenStream,
+    unpack: TokenStream,
+    pass: Vec<TokenStream>,
+}
+
+fn tree_call(func: &Func, _name: &str) -> TreeCall {
+    let mut refs = Vec::new();
+    let mut names = Vec::new();
+    let mut types = Vec::new();
+    let mut pass = Vec::new();
+    for p in &func.params {
+        let name = &p.name;
+        let rebuilt = format_ident!("__rjax_arg_{}", name);
+        match &p.kind {
+            ParamKind::Static => pass.push(quote!(#name)),
+            ParamKind::Scalar(_) => {
+                refs.push(quote!(&#name));
+                names.push(rebuilt.clone());
+                types.push(quote!(::rjax::Array));
+                pass.push(quote!(#rebuilt));
+            }
+            ParamKind::Tree { owned, by_ref } => {
+                refs.push(if *by_ref { quote!(#name) } else { quote!(&#name) });
+                names.push(rebuilt.clone());
+                types.push(quote!(#owned));
+                pass.push(if *by_ref { quote!(&#rebuilt) } else { quote!(#rebuilt) });
+            }
+        }
+    }
+    TreeCall {
+        args: quote!((#(#refs,)*)),
+        unpack: quote! {
+            let (#(#names,)*): (#(#types,)*) = ::rjax::tree::unflatten(__rjax_def, __rjax_leaves);
+        },
+        pass,
+    }
+}

@@ -1,0 +1,242 @@
+//! The compile cache behind `#[jit]`: the first call with a new signature traces the function,
+//! simplifies the program and plans it; later calls hash the signature, find the plan, run it.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use super::plan::Plan;
+use crate::array::Array;
+use crate::ir::{trace, Program};
+use crate::primitives::Aval;
+use crate::transform::simplify;
+use crate::tree::{self, Tree, TreeDef, Unflatten};
+
+/// What a compile-cache key is made of: the argument tree's structure, each leaf's shape,
+/// dtype and weak flag, and a hash of the static (non-array) arguments.
+#[derive(Debug)]
+struct Signature {
+    def: TreeDef,
+    leaves: Vec<Aval>,
+    statics: u64,
+}
+
+impl Signature {
+    fn matches(&self, def: &TreeDef, leaves: &[Array], statics: u64) -> bool {
+        self.statics == statics
+            && self.leaves.len() == leaves.len()
+            && self.leaves.iter().zip(leaves).all(|(a, l)| {
+                a.dtype == l.dtype() && a.weak == l.is_weak() && a.shape == l.shape()
+            })
+            && self.def == *def
+    }
+}
+
+fn signature_hash(def: &TreeDef, leaves: &[Array], statics: u64) -> u64 {
+    let mut h = FxHasher::default();
+    statics.hash(&mut h);
+    for leaf in leaves {
+        leaf.dtype().hash(&mut h);
+        leaf.is_weak().hash(&mut h);
+        leaf.shape().hash(&mut h);
+    }
+    def.hash(&mut h);
+    h.finish()
+}
+
+/// A traced function: its program as traced, the program after simplification, and the
+/// structure of its outputs.
+#[derive(Clone, Debug)]
+pub struct TracedFunction {
+    /// The program as tracing recorded it.
+    pub traced: Program,
+    /// After transforms and simplification: what runs.
+    pub simplified: Program,
+    /// The structure the output leaves are rebuilt into.
+    pub out_def: TreeDef,
+}
+
+impl std::fmt::Display for TracedFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "traced:\n{}", self.traced)?;
+        write!(f, "simplified:\n{}", self.simplified)
+    }
+}
+
+/// Traces `body` on traced leaves shaped like `args`' leaves (the structure passed along so
+/// `body` can rebuild its arguments), and simplifies the program.
+pub fn trace_function<A: Tree + ?Sized, O: Tree>(
+    name: &str,
+    args: &A,
+    body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
+) -> TracedFunction {
+    let (leaves, def) = tree::flatten(args);
+    let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
+    let traced = trace::trace_with(&avals, |inputs| {
+        let out = body(inputs, &def);
+        tree::flatten(&out)
+    });
+    assert!(
+        traced.captured.is_empty(),
+        "{name}: the traced function used traced values of an enclosing trace it was not given"
+    );
+    let simplified = simplify(&traced.program);
+    TracedFunction { traced: traced.program, simplified, out_def: traced.extra }
+}
+
+/// Hit and miss counts of one function's compile cache.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CacheInfo {
+    /// Plans in the cache.
+    pub plans: usize,
+    /// Calls that found their plan.
+    pub hits: u64,
+    /// Calls that had to trace.
+    pub misses: u64,
+    /// Times the function body was traced.
+    pub traces: u64,
+    /// Total time spent tracing, simplifying and planning.
+    pub trace_time: Duration,
+}
+
+struct Entry {
+    signature: Signature,
+    plan: Arc<Plan>,
+    out_def: TreeDef,
+}
+
+/// The compile cache of one `#[jit]` function (the macro gives each its own `static`).
+///
+/// Safe to call from many threads at once: lookups share a read lock; a miss traces under a
+/// per-function lock so one signature is traced once.
+pub struct JitFunction {
+    name: &'static str,
+    plans: RwLock<HashMap<u64, Vec<Entry>, BuildHasherDefault<FxHasher>>>,
+    tracing: Mutex<()>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    traces: AtomicU64,
+    trace_nanos: AtomicU64,
+}
+
+impl JitFunction {
+    /// An empty cache for the function `name`.
+    pub const fn new(name: &'static str) -> JitFunction {
+        JitFunction {
+            name,
+            plans: RwLock::new(HashMap::with_hasher(BuildHasherDefault::new())),
+            tracing: Mutex::new(()),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            traces: AtomicU64::new(0),
+            trace_nanos: AtomicU64::new(0),
+        }
+    }
+
+    /// Calls the function on `args`: runs the cached plan for their signature, tracing `body`
+    /// first if there is none. `statics` hashes the static arguments. Inside another trace
+    /// (traced arguments), `body` is simply inlined into that trace.
+    pub fn call<A: Tree + ?Sized, O: Unflatten>(
+        &self,
+        args: &A,
+        statics: u64,
+        body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
+    ) -> O {
+        let (leaves, def) = tree::flatten(args);
+        if leaves.iter().any(Array::is_traced) {
+            return body(leaves, &def);
+        }
+        let hash = signature_hash(&def, &leaves, statics);
+        if let Some((plan, out_def)) = self.lookup(hash, &def, &leaves, statics) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return tree::unflatten(&out_def, plan.run(leaves));
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let (plan, out_def) = self.compile(hash, def, leaves.clone(), statics, body);
+        tree::unflatten(&out_def, plan.run(leaves))
+    }
+
+    fn lookup(
+        &self,
+        hash: u64,
+        def: &TreeDef,
+        leaves: &[Array],
+        statics: u64,
+    ) -> Option<(Arc<Plan>, TreeDef)> {
+        let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
+        let entry = plans.get(&hash)?.iter().find(|e| e.signature.matches(def, leaves, statics))?;
+        Some((entry.plan.clone(), entry.out_def.clone()))
+    }
+
+    fn compile<O: Unflatten>(
+        &self,
+        hash: u64,
+        def: TreeDef,
+        leaves: Vec<Array>,
+        statics: u64,
+        body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
+    ) -> (Arc<Plan>, TreeDef) {
+        let _one_at_a_time = self.tracing.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = self.lookup(hash, &def, &leaves, statics) {
+            return found;
+        }
+        let start = Instant::now();
+        let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
+        let traced = trace_function(self.name, &leaves, |inputs, _| body(inputs, &def));
+        let plan = Arc::new(Plan::new(traced.simplified));
+        self.traces.fetch_add(1, Ordering::Relaxed);
+        self.trace_nanos.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let signature = Signature { def, leaves: avals, statics };
+        let entry = Entry { signature, plan: plan.clone(), out_def: traced.out_def.clone() };
+        let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
+        plans.entry(hash).or_default().push(entry);
+        (plan, traced.out_def)
+    }
+
+    /// The cache's counters.
+    pub fn info(&self) -> CacheInfo {
+        let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
+        CacheInfo {
+            plans: plans.values().map(Vec::len).sum(),
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            traces: self.traces.load(Ordering::Relaxed),
+            trace_time: Duration::from_nanos(self.trace_nanos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Empties the cache (counters keep counting).
+    pub fn clear(&self) {
+        self.plans.write().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+/// The Fx hash (rustc's): fast for the short keys signatures are made of.
+#[derive(Default)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.write_u64(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}

@@ -1,0 +1,171 @@
+//! Control-flow and effect primitives: `cond` (branches as sub-programs) and `debug_print`.
+
+use std::sync::Arc;
+
+use super::{describe, Aval, Primitive};
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::ir::{eval_program, Program};
+
+/// `cond`: runs `branches[index]` on the operands, where the first input is the index — a
+/// bool (false picks branch 0, true branch 1) or an integer, clamped into range as JAX does.
+/// Every branch takes the same operands and returns values of the same shapes and dtypes.
+#[derive(Clone, Debug)]
+pub struct Cond {
+    pub branches: Vec<Arc<Program>>,
+}
+
+impl Primitive for Cond {
+    fn name(&self) -> String {
+        "cond".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        let (index, operands) = inputs.split_first().ok_or("expected a predicate operand")?;
+        if !index.shape.is_empty() || !(index.dtype.is_bool() || index.dtype.is_int()) {
+            return Err(format!(
+                "the predicate must be a 0-d bool (or integer index), got {index}; \
+                 for elementwise choices use jnp::where"
+            ));
+        }
+        let first = &self.branches[0];
+        for (i, branch) in self.branches.iter().enumerate() {
+            let takes = branch.input_avals();
+            if !same_types(&takes, operands) {
+                return Err(format!(
+                    "branch {i} takes {} but the operands are {}",
+                    describe(&takes),
+                    describe(operands)
+                ));
+            }
+        }
+        let mut out = first.output_avals();
+        for branch in &self.branches[1..] {
+            let other = branch.output_avals();
+            if !same_types(&out, &other) {
+                return Err(format!(
+                    "the branches must return values of the same shapes and dtypes, but one \
+                     returns {} and another {}",
+                    describe(&out),
+                    describe(&other)
+                ));
+            }
+            for (o, b) in out.iter_mut().zip(&other) {
+                o.weak &= b.weak;
+            }
+        }
+        Ok(out)
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let index = branch_index(inputs[0], self.branches.len());
+        let operands: Vec<Array> = inputs[1..].iter().map(|a| (*a).clone()).collect();
+        let results = eval_program(&self.branches[index], &operands);
+        results.into_iter().zip(outputs).map(|(r, aval)| r.with_weak_type(aval.weak)).collect()
+    }
+
+    fn subprograms(&self) -> Vec<(String, &Program)> {
+        let n = self.branches.len();
+        self.branches
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let label = match (n, i) {
+                    (2, 0) => "false".to_string(),
+                    (2, 1) => "true".to_string(),
+                    _ => format!("branch {i}"),
+                };
+                (label, b.as_ref())
+            })
+            .collect()
+    }
+}
+
+fn same_types(a: &[Aval], b: &[Aval]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.shape == y.shape && x.dtype == y.dtype)
+}
+
+/// The branch an index operand picks: false/true are 0/1, integers are clamped.
+fn branch_index(index: &Array, n: usize) -> usize {
+    if index.dtype() == DType::Bool {
+        return usize::from(index.item::<bool>().expect("checked by the shape rule"));
+    }
+    let i = index.astype(DType::I64).item::<i64>().expect("checked by the shape rule");
+    i.clamp(0, n as i64 - 1) as usize
+}
+
+/// `debug_print`: prints its operands at run time, inside traced code too
+/// (`jax.debug.print`). The format has one `{}` per operand.
+#[derive(Clone, Debug)]
+pub struct DebugPrint {
+    pub format: String,
+}
+
+impl Primitive for DebugPrint {
+    fn name(&self) -> String {
+        "debug_print".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        let holes = format_pieces(&self.format).len() - 1;
+        if holes != inputs.len() {
+            return Err(format!(
+                "the format {:?} has {holes} `{{}}` placeholders but {} values were given",
+                self.format,
+                inputs.len()
+            ));
+        }
+        Ok(Vec::new())
+    }
+
+    fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
+        let pieces = format_pieces(&self.format);
+        let mut text = pieces[0].clone();
+        for (value, piece) in inputs.iter().zip(&pieces[1..]) {
+            text.push_str(&value.to_string());
+            text.push_str(piece);
+        }
+        println!("{text}");
+        Vec::new()
+    }
+
+    fn params(&self) -> String {
+        format!("fmt={:?}", self.format)
+    }
+
+    fn has_effect(&self) -> bool {
+        true
+    }
+}
+
+/// The literal text around each `{}` of a format (`{{` and `}}` are escaped braces).
+fn format_pieces(format: &str) -> Vec<String> {
+    let mut pieces = vec![String::new()];
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('{', Some('{')) | ('}', Some('}')) => {
+                chars.next();
+                pieces.last_mut().expect("never empty").push(c);
+            }
+            ('{', Some('}')) => {
+                chars.next();
+                pieces.push(String::new());
+            }
+            _ => pieces.last_mut().expect("never empty").push(c),
+        }
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_pieces;
+
+    #[test]
+    fn format_pieces_split_on_placeholders() {
+        assert_eq!(format_pieces("x = {}, y = {}!"), vec!["x = ", ", y = ", "!"]);
+        assert_eq!(format_pieces("{{literal}} {}"), vec!["{literal} ", ""]);
+        assert_eq!(format_pieces("none"), vec!["none"]);
+    }
+}

@@ -1,0 +1,170 @@
+//! Support for the code the `rjax` macros generate. Not a public API: names and signatures
+//! here change whenever the macros do.
+
+use std::hash::{Hash, Hasher};
+
+pub use crate::exec::{trace_function, CacheInfo, JitFunction, TracedFunction};
+pub use crate::lax::cond;
+
+use crate::array::Array;
+use crate::dtype::{DType, Element};
+use crate::jnp::{self, ArrayLike};
+
+/// Hashes the static arguments of a call for the compile-cache key.
+pub fn static_hash<T: Hash + ?Sized>(value: &T) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
+}
+
+/// A value passed for a parameter declared `f32` or `f64` in traced code: an array (traced or
+/// not) or a Rust number, which becomes a 0-d array of the declared dtype.
+pub trait ScalarArg {
+    fn into_scalar(self, dtype: DType) -> Array;
+}
+
+impl ScalarArg for Array {
+    fn into_scalar(self, _dtype: DType) -> Array {
+        self
+    }
+}
+
+impl ScalarArg for &Array {
+    fn into_scalar(self, _dtype: DType) -> Array {
+        self.clone()
+    }
+}
+
+macro_rules! scalar_arg {
+    ($($t:ty),*) => {$(
+        impl ScalarArg for $t {
+            fn into_scalar(self, dtype: DType) -> Array {
+                Array::from(self).astype(dtype)
+            }
+        }
+    )*};
+}
+scalar_arg!(f32, f64, i32);
+
+/// A traced parameter declared `f32`/`f64`, as the 0-d array the body computes with.
+#[track_caller]
+pub fn scalar_param(value: impl ScalarArg, dtype: DType) -> Array {
+    let a = value.into_scalar(dtype);
+    if !a.shape().is_empty() {
+        panic!("a parameter declared as a Rust {dtype} scalar got an array of shape {:?}", a.shape());
+    }
+    a
+}
+
+/// The Rust scalar a traced function declared `-> f32`/`-> f64` returns.
+#[track_caller]
+pub fn scalar_result<T: Element>(value: Array) -> T {
+    match value.astype(T::DTYPE).item::<T>() {
+        Ok(v) => v,
+        Err(e) => panic!("the function returns a Rust scalar, but its result could not be read: {e}"),
+    }
+}
+
+/// Borrows an operand of an operator in traced code: traced locals are arrays (not `Copy`),
+/// so the macro passes them by reference, whether the local holds an `Array` or a `&Array`;
+/// Rust numbers pass by value.
+pub trait Operand {
+    type Out<'a>
+    where
+        Self: 'a;
+    fn operand(&self) -> Self::Out<'_>;
+}
+
+impl Operand for Array {
+    type Out<'a> = &'a Array;
+    fn operand(&self) -> &Array {
+        self
+    }
+}
+
+impl<T: Operand + ?Sized> Operand for &T {
+    type Out<'a>
+        = T::Out<'a>
+    where
+        Self: 'a;
+    fn operand(&self) -> T::Out<'_> {
+        (**self).operand()
+    }
+}
+
+macro_rules! number_operand {
+    ($($t:ty),*) => {$(
+        impl Operand for $t {
+            type Out<'a> = $t;
+            fn operand(&self) -> $t {
+                *self
+            }
+        }
+    )*};
+}
+number_operand!(f32, f64, i32, i64, bool);
+
+/// A Rust literal as a weakly typed 0-d array (a branch of a traced `if` returning `0.0`).
+pub fn weak(value: impl ArrayLike) -> Array {
+    value.into_array()
+}
+
+/// `a < b` in traced code.
+#[track_caller]
+pub fn lt(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    jnp::less(a, b)
+}
+
+/// `a <= b` in traced code.
+#[track_caller]
+pub fn le(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    jnp::less_equal(a, b)
+}
+
+/// `a > b` in traced code.
+#[track_caller]
+pub fn gt(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    jnp::greater(a, b)
+}
+
+/// `a >= b` in traced code.
+#[track_caller]
+pub fn ge(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    jnp::greater_equal(a, b)
+}
+
+/// `a == b` in traced code.
+#[track_caller]
+pub fn eq(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    jnp::equal(a, b)
+}
+
+/// `a != b` in traced code.
+#[track_caller]
+pub fn ne(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    jnp::not_equal(a, b)
+}
+
+/// `a && b` in traced code (both sides are evaluated).
+#[track_caller]
+pub fn and(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    jnp::logical_and(a, b)
+}
+
+/// `a || b` in traced code (both sides are evaluated).
+#[track_caller]
+pub fn or(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    jnp::logical_or(a, b)
+}
+
+/// An argument of `debug_print!`: an array or a reference to one.
+pub fn debug_arg<A: std::borrow::Borrow<Array>>(value: &A) -> Array {
+    value.borrow().clone()
+}
+
+/// Runs `debug_print!`: prints now, or — inside a trace — whenever the program runs.
+#[track_caller]
+pub fn debug_print(format: &str, values: &[Array]) {
+    let refs: Vec<&Array> = values.iter().collect();
+    crate::primitives::bind(&crate::primitives::DebugPrint { format: format.to_string() }, &refs);
+}

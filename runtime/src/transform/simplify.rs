@@ -1,0 +1,110 @@
+//! Simplification: constant folding, common-subexpression elimination, dead-code elimination.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::array::Array;
+use crate::ir::{Atom, Equation, Program, Var};
+
+/// Equations whose operands are all constants are evaluated at compile time when their
+/// results are at most this many elements; larger results would bloat the plan's constants.
+const FOLD_LIMIT: usize = 1 << 12;
+
+/// Folds constants, merges repeated computations and drops unused equations.
+///
+/// The result computes the same outputs from the same inputs; effectful equations
+/// (`debug_print`) are always kept, in order.
+pub fn simplify(program: &Program) -> Program {
+    eliminate_dead_code(&fold_and_merge(program))
+}
+
+/// What identifies an operand for CSE: a variable, or a constant by identity (one-element
+/// constants by value, since every literal is its own buffer).
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum OperandKey {
+    Var(Var),
+    Buffer(usize),
+    Scalar(String),
+}
+
+fn operand_key(atom: &Atom) -> OperandKey {
+    match atom {
+        Atom::Var(v) => OperandKey::Var(*v),
+        Atom::Const(a) if a.size() == 1 => OperandKey::Scalar(format!("{a:?}")),
+        Atom::Const(a) => OperandKey::Buffer(a.buffer_id()),
+    }
+}
+
+fn fold_and_merge(program: &Program) -> Program {
+    let mut subst: HashMap<Var, Atom> = HashMap::new();
+    let mut seen: HashMap<(String, Vec<OperandKey>), Vec<Var>> = HashMap::new();
+    let mut equations = Vec::new();
+    let resolve = |subst: &HashMap<Var, Atom>, atom: &Atom| match atom {
+        Atom::Var(v) => subst.get(v).cloned().unwrap_or(Atom::Var(*v)),
+        c => c.clone(),
+    };
+    for eqn in &program.equations {
+        let inputs: Vec<Atom> = eqn.inputs.iter().map(|a| resolve(&subst, a)).collect();
+        if let Some(values) = fold(eqn, &inputs, program) {
+            for (var, value) in eqn.outputs.iter().zip(values) {
+                subst.insert(*var, Atom::Const(value));
+            }
+            continue;
+        }
+        if eqn.prim.cse_allowed() {
+            let key = (format!("{:?}", eqn.prim), inputs.iter().map(operand_key).collect());
+            if let Some(previous) = seen.get(&key) {
+                for (var, prev) in eqn.outputs.iter().zip(previous) {
+                    subst.insert(*var, Atom::Var(*prev));
+                }
+                continue;
+            }
+            seen.insert(key, eqn.outputs.clone());
+        }
+        equations.push(Equation { inputs, ..eqn.clone() });
+    }
+    let outputs = program.outputs.iter().map(|a| resolve(&subst, a)).collect();
+    Program { equations, outputs, ..program.clone() }
+}
+
+/// The equation's results, if it can be evaluated now.
+fn fold(eqn: &Equation, inputs: &[Atom], program: &Program) -> Option<Vec<Array>> {
+    if eqn.prim.has_effect() {
+        return None;
+    }
+    let consts: Vec<&Array> = inputs
+        .iter()
+        .map(|a| match a {
+            Atom::Const(c) if !c.is_traced() => Some(c),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let avals: Vec<_> = eqn.outputs.iter().map(|v| program.aval(*v).clone()).collect();
+    if avals.iter().map(|a| a.shape.iter().product::<usize>()).sum::<usize>() > FOLD_LIMIT {
+        return None;
+    }
+    Some(eqn.prim.eval(&consts, &avals))
+}
+
+fn eliminate_dead_code(program: &Program) -> Program {
+    let mut live: HashSet<Var> = program
+        .outputs
+        .iter()
+        .filter_map(|a| match a {
+            Atom::Var(v) => Some(*v),
+            Atom::Const(_) => None,
+        })
+        .collect();
+    let mut kept = Vec::new();
+    for eqn in program.equations.iter().rev() {
+        if eqn.prim.has_effect() || eqn.outputs.iter().any(|v| live.contains(v)) {
+            for atom in &eqn.inputs {
+                if let Atom::Var(v) = atom {
+                    live.insert(*v);
+                }
+            }
+            kept.push(eqn.clone());
+        }
+    }
+    kept.reverse();
+    Program { equations: kept, ..program.clone() }
+}

@@ -1,0 +1,179 @@
+//! [`Tree`] and [`Unflatten`] for arrays, Rust scalars and the standard containers.
+
+use super::{DefReader, Node, Tree, TreeDef, Unflatten};
+use crate::array::Array;
+
+impl Tree for Array {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        def.push(Node::Leaf);
+        leaves.push(self.clone());
+    }
+}
+
+impl Unflatten for Array {
+    fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        match def.next("an array") {
+            Node::Leaf => leaves.next().expect("unflatten: fewer leaves than the structure has"),
+            other => {
+                let other = other.clone();
+                def.mismatch("an array", &other)
+            }
+        }
+    }
+}
+
+/// Rust floats are leaves too: a traced `f32` parameter is a 0-d `float32` array.
+macro_rules! scalar_leaf {
+    ($($t:ty),*) => {$(
+        impl Tree for $t {
+            fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+                def.push(Node::Leaf);
+                leaves.push(Array::from(*self));
+            }
+        }
+    )*};
+}
+scalar_leaf!(f32, f64);
+
+impl Tree for () {
+    fn flatten_into(&self, def: &mut TreeDef, _leaves: &mut Vec<Array>) {
+        def.push(Node::Unit);
+    }
+}
+
+impl Unflatten for () {
+    fn unflatten_from(def: &mut DefReader<'_>, _leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        match def.next("()") {
+            Node::Unit => (),
+            other => {
+                let other = other.clone();
+                def.mismatch("()", &other)
+            }
+        }
+    }
+}
+
+impl<T: Tree + ?Sized> Tree for &T {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        (**self).flatten_into(def, leaves);
+    }
+}
+
+impl<T: Tree + ?Sized> Tree for Box<T> {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        (**self).flatten_into(def, leaves);
+    }
+}
+
+impl<T: Unflatten> Unflatten for Box<T> {
+    fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        Box::new(T::unflatten_from(def, leaves))
+    }
+}
+
+impl<T: Tree> Tree for [T] {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        def.push(Node::Seq(self.len()));
+        for x in self {
+            x.flatten_into(def, leaves);
+        }
+    }
+}
+
+impl<T: Tree> Tree for Vec<T> {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        self.as_slice().flatten_into(def, leaves);
+    }
+}
+
+/// Reads a sequence node and returns its length.
+fn seq_len(def: &mut DefReader<'_>) -> usize {
+    match def.next("a sequence") {
+        Node::Seq(n) => *n,
+        other => {
+            let other = other.clone();
+            def.mismatch("a sequence", &other)
+        }
+    }
+}
+
+impl<T: Unflatten> Unflatten for Vec<T> {
+    fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        let n = seq_len(def);
+        (0..n).map(|_| T::unflatten_from(def, leaves)).collect()
+    }
+}
+
+impl<T: Tree, const N: usize> Tree for [T; N] {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        self.as_slice().flatten_into(def, leaves);
+    }
+}
+
+impl<T: Unflatten, const N: usize> Unflatten for [T; N] {
+    fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        let n = seq_len(def);
+        if n != N {
+            panic!("unflatten: the structure has a sequence of {n} where an array of {N} was expected");
+        }
+        std::array::from_fn(|_| T::unflatten_from(def, leaves))
+    }
+}
+
+impl<T: Tree> Tree for Option<T> {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        def.push(Node::Option(self.is_some()));
+        if let Some(x) = self {
+            x.flatten_into(def, leaves);
+        }
+    }
+}
+
+impl<T: Unflatten> Unflatten for Option<T> {
+    fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        match def.next("an option") {
+            Node::Option(true) => Some(T::unflatten_from(def, leaves)),
+            Node::Option(false) => None,
+            other => {
+                let other = other.clone();
+                def.mismatch("an option", &other)
+            }
+        }
+    }
+}
+
+macro_rules! tuple_tree {
+    ($n:literal; $($t:ident . $i:tt),+) => {
+        impl<$($t: Tree),+> Tree for ($($t,)+) {
+            fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+                def.push(Node::Tuple($n));
+                $(self.$i.flatten_into(def, leaves);)+
+            }
+        }
+
+        impl<$($t: Unflatten),+> Unflatten for ($($t,)+) {
+            fn unflatten_from(
+                def: &mut DefReader<'_>,
+                leaves: &mut dyn Iterator<Item = Array>,
+            ) -> Self {
+                match def.next("a tuple") {
+                    Node::Tuple($n) => {}
+                    other => {
+                        let other = other.clone();
+                        def.mismatch(concat!("a tuple of ", $n), &other)
+                    }
+                }
+                ($($t::unflatten_from(def, leaves),)+)
+            }
+        }
+    };
+}
+
+tuple_tree!(1; A.0);
+tuple_tree!(2; A.0, B.1);
+tuple_tree!(3; A.0, B.1, C.2);
+tuple_tree!(4; A.0, B.1, C.2, D.3);
+tuple_tree!(5; A.0, B.1, C.2, D.3, E.4);
+tuple_tree!(6; A.0, B.1, C.2, D.3, E.4, F.5);
+tuple_tree!(7; A.0, B.1, C.2, D.3, E.4, F.5, G.6);
+tuple_tree!(8; A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);

@@ -24,18 +24,18 @@ pub use array::Array;
 pub use device::Device;
 pub use dtype::{promote, DType, Element};
 pub use error::Error;
+pub use exec::{CacheInfo, TracedFunction};
 pub use jnp::{NewAxis, SliceElem};
 pub use shape::Axes;
 pub use tree::{Tree, TreeDef, Unflatten};
-pub use exec::{CacheInfo, TracedFunction};
 
 /// What `use rjax::prelude::*;` brings into scope.
 pub mod prelude {
     pub use crate::jnp;
     pub use crate::lax;
-    pub use crate::tree;
     pub use crate::random;
     pub use crate::s;
     pub use crate::shape::Axes;
+    pub use crate::tree;
     pub use crate::{Array, DType, Error, NewAxis, SliceElem};
 }

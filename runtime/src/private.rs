@@ -51,7 +51,10 @@ scalar_arg!(f32, f64, i32);
 pub fn scalar_param(value: impl ScalarArg, dtype: DType) -> Array {
     let a = value.into_scalar(dtype);
     if !a.shape().is_empty() {
-        panic!("a parameter declared as a Rust {dtype} scalar got an array of shape {:?}", a.shape());
+        panic!(
+            "a parameter declared as a Rust {dtype} scalar got an array of shape {:?}",
+            a.shape()
+        );
     }
     a
 }
@@ -61,7 +64,9 @@ pub fn scalar_param(value: impl ScalarArg, dtype: DType) -> Array {
 pub fn scalar_result<T: Element>(value: Array) -> T {
     match value.astype(T::DTYPE).item::<T>() {
         Ok(v) => v,
-        Err(e) => panic!("the function returns a Rust scalar, but its result could not be read: {e}"),
+        Err(e) => {
+            panic!("the function returns a Rust scalar, but its result could not be read: {e}")
+        }
     }
 }
 

@@ -5,8 +5,8 @@
 //! `i32`, which is what unsuffixed literals (`2.0 * &x`, `1 - &x`) are.
 
 use std::ops::{
-    Add, AddAssign, BitAnd, BitOr, BitXor, Div, DivAssign, Mul, MulAssign, Neg, Not, Rem, RemAssign,
-    Sub, SubAssign,
+    Add, AddAssign, BitAnd, BitOr, BitXor, Div, DivAssign, Mul, MulAssign, Neg, Not, Rem,
+    RemAssign, Sub, SubAssign,
 };
 
 use super::Array;

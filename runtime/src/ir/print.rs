@@ -118,7 +118,12 @@ impl Printer {
         } else {
             format!("({})", results.join(", "))
         };
-        write!(out, "{pad}{{ lambda {}; {}. let\n{body}{pad}  in {tuple} }}", join(&consts), join(&inputs))
+        write!(
+            out,
+            "{pad}{{ lambda {}; {}. let\n{body}{pad}  in {tuple} }}",
+            join(&consts),
+            join(&inputs)
+        )
     }
 }
 

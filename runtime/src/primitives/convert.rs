@@ -13,6 +13,10 @@ pub struct Convert {
 }
 
 impl Primitive for Convert {
+    fn params(&self) -> String {
+        format!("new_dtype={} weak_type={}", self.dtype.short_name(), self.weak)
+    }
+
     fn name(&self) -> String {
         "convert_element_type".to_string()
     }

@@ -85,6 +85,10 @@ pub struct Gather {
 }
 
 impl Primitive for Gather {
+    fn params(&self) -> String {
+        format!("axis={} mode={:?}", self.axis, self.mode)
+    }
+
     fn name(&self) -> String {
         "gather".to_string()
     }
@@ -147,6 +151,10 @@ pub struct Scatter {
 }
 
 impl Primitive for Scatter {
+    fn params(&self) -> String {
+        format!("axis={} mode={:?}", self.axis, self.mode)
+    }
+
     fn name(&self) -> String {
         match self.op {
             ScatterOp::Set => "scatter",

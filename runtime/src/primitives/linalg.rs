@@ -1,6 +1,6 @@
 //! `dot_general`: the contraction every matrix product is made of (JAX's `lax.dot_general`).
 
-use super::{describe, expect_arity, Aval, Primitive};
+use super::{describe, expect_arity, tuple, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::Element;
 use crate::exec::cpu::copy::transpose;
@@ -60,6 +60,16 @@ impl DotGeneral {
 }
 
 impl Primitive for DotGeneral {
+    fn params(&self) -> String {
+        format!(
+            "dimension_numbers=(({}, {}), ({}, {}))",
+            tuple(&self.lhs_contract),
+            tuple(&self.rhs_contract),
+            tuple(&self.lhs_batch),
+            tuple(&self.rhs_batch)
+        )
+    }
+
     fn name(&self) -> String {
         "dot_general".to_string()
     }

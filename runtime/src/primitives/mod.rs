@@ -141,6 +141,15 @@ pub(crate) fn describe(avals: &[Aval]) -> String {
     }
 }
 
+/// `(0, 2)`: a list of numbers as IR listings show parameters (JAX's tuple style).
+pub(crate) fn tuple<T: fmt::Display>(items: &[T]) -> String {
+    let parts: Vec<String> = items.iter().map(T::to_string).collect();
+    match parts.len() {
+        1 => format!("({},)", parts[0]),
+        _ => format!("({})", parts.join(", ")),
+    }
+}
+
 /// Checks that a primitive got `n` operands.
 pub(crate) fn expect_arity(inputs: &[Aval], n: usize) -> Result<(), String> {
     if inputs.len() == n {

@@ -10,7 +10,7 @@ use std::convert::identity as same;
 use half::{bf16, f16};
 
 use super::binary::Scalar;
-use super::{expect_arity, Aval, Primitive};
+use super::{expect_arity, tuple, Aval, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::DType;
 use crate::exec::cpu::elementwise::map;
@@ -111,6 +111,10 @@ const NOT_BOOL: &str =
     "a numeric operand (bool arithmetic is not defined; convert with .astype first)";
 
 impl Primitive for Reduce {
+    fn params(&self) -> String {
+        format!("axes={}", tuple(&self.axes))
+    }
+
     fn name(&self) -> String {
         self.op.op_name().to_string()
     }
@@ -237,6 +241,10 @@ macro_rules! float_identities {
 float_identities!(f32, f64);
 
 impl Primitive for ArgReduce {
+    fn params(&self) -> String {
+        format!("axis={}", self.axis)
+    }
+
     fn name(&self) -> String {
         match self.op {
             ArgOp::Max => "argmax",
@@ -305,6 +313,10 @@ fn is_nan<T: PartialEq>(x: T) -> bool {
 }
 
 impl Primitive for Cumulative {
+    fn params(&self) -> String {
+        format!("axis={} reverse={}", self.axis, self.reverse)
+    }
+
     fn name(&self) -> String {
         match self.op {
             CumOp::Sum => "cumsum",

@@ -4,7 +4,7 @@
 //! They move elements without computing on them. `reshape` is free (the result shares the
 //! buffer); the others copy through the kernels in [`crate::exec::cpu::copy`].
 
-use super::{describe, expect_arity, Aval, Primitive};
+use super::{describe, expect_arity, tuple, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::copy::{self, PadAxis};
@@ -24,6 +24,10 @@ pub struct Reshape {
 }
 
 impl Primitive for Reshape {
+    fn params(&self) -> String {
+        format!("new_sizes={}", tuple(&self.new_sizes))
+    }
+
     fn name(&self) -> String {
         "reshape".to_string()
     }
@@ -61,6 +65,10 @@ pub(crate) fn is_permutation(perm: &[usize], rank: usize) -> bool {
 }
 
 impl Primitive for Transpose {
+    fn params(&self) -> String {
+        format!("permutation={}", tuple(&self.permutation))
+    }
+
     fn name(&self) -> String {
         "transpose".to_string()
     }
@@ -126,6 +134,14 @@ impl BroadcastInDim {
 }
 
 impl Primitive for BroadcastInDim {
+    fn params(&self) -> String {
+        format!(
+            "shape={} broadcast_dimensions={}",
+            tuple(&self.shape),
+            tuple(&self.broadcast_dimensions)
+        )
+    }
+
     fn name(&self) -> String {
         "broadcast_in_dim".to_string()
     }
@@ -166,6 +182,10 @@ pub struct Concatenate {
 }
 
 impl Primitive for Concatenate {
+    fn params(&self) -> String {
+        format!("dimension={}", self.dimension)
+    }
+
     fn name(&self) -> String {
         "concatenate".to_string()
     }
@@ -247,6 +267,15 @@ impl Slice {
 }
 
 impl Primitive for Slice {
+    fn params(&self) -> String {
+        format!(
+            "start_indices={} limit_indices={} strides={}",
+            tuple(&self.start_indices),
+            tuple(&self.limit_indices),
+            tuple(&self.strides)
+        )
+    }
+
     fn name(&self) -> String {
         "slice".to_string()
     }
@@ -281,6 +310,10 @@ pub struct Rev {
 }
 
 impl Primitive for Rev {
+    fn params(&self) -> String {
+        format!("dimensions={}", tuple(&self.dimensions))
+    }
+
     fn name(&self) -> String {
         "rev".to_string()
     }
@@ -328,6 +361,15 @@ pub struct Pad {
 }
 
 impl Primitive for Pad {
+    fn params(&self) -> String {
+        format!(
+            "low={} high={} interior={}",
+            tuple(&self.low),
+            tuple(&self.high),
+            tuple(&self.interior)
+        )
+    }
+
     fn name(&self) -> String {
         "pad".to_string()
     }
@@ -395,6 +437,15 @@ pub struct Iota {
 }
 
 impl Primitive for Iota {
+    fn params(&self) -> String {
+        format!(
+            "dtype={} shape={} dimension={}",
+            self.dtype.short_name(),
+            tuple(&self.shape),
+            self.dimension
+        )
+    }
+
     fn name(&self) -> String {
         "iota".to_string()
     }

@@ -1,5 +1,12 @@
 //! `lax`: structured control flow that traced code can use, as `jax.lax`.
+//!
+//! Each takes closures that the runtime traces into sub-programs when their operands are
+//! traced, so the choice or the loop happens when the program runs: [`cond`] and [`switch`]
+//! pick a branch, [`while_loop`] and [`fori_loop`] loop. With concrete operands outside a
+//! trace they simply run the Rust closures.
 
-mod cond;
+mod branch;
+mod loops;
 
-pub use cond::cond;
+pub use branch::{cond, switch};
+pub use loops::{fori_loop, while_loop};

@@ -1,4 +1,5 @@
-//! Control-flow and effect primitives: `cond` (branches as sub-programs) and `debug_print`.
+//! Control-flow and effect primitives: `cond` (branches as sub-programs), `while` (condition
+//! and body as sub-programs) and `debug_print`.
 
 use std::sync::Arc;
 
@@ -79,6 +80,10 @@ impl Primitive for Cond {
             })
             .collect()
     }
+
+    fn with_subprograms(&self, programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {
+        Some(Arc::new(Cond { branches: programs.into_iter().map(Arc::new).collect() }))
+    }
 }
 
 fn same_types(a: &[Aval], b: &[Aval]) -> bool {
@@ -92,6 +97,70 @@ fn branch_index(index: &Array, n: usize) -> usize {
     }
     let i = index.astype(DType::I64).item::<i64>().expect("checked by the shape rule");
     i.clamp(0, n as i64 - 1) as usize
+}
+
+/// `while`: runs `body` on the carry while `cond` holds. Inputs are the carry, then the
+/// values the condition captured (`cond_consts` of them), then those the body captured; the
+/// condition takes `carry ++ cond consts` and returns a 0-d bool, the body takes
+/// `carry ++ body consts` and returns the next carry.
+#[derive(Clone, Debug)]
+pub struct WhileLoop {
+    pub cond: Arc<Program>,
+    pub body: Arc<Program>,
+    pub carry: usize,
+    pub cond_consts: usize,
+}
+
+impl Primitive for WhileLoop {
+    fn name(&self) -> String {
+        "while".to_string()
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        if inputs.len() < self.carry + self.cond_consts {
+            return Err(format!("expected at least {} operands", self.carry + self.cond_consts));
+        }
+        let carry = &inputs[..self.carry];
+        let cond_out = self.cond.output_avals();
+        if cond_out.len() != 1 || !cond_out[0].shape.is_empty() || !cond_out[0].dtype.is_bool() {
+            return Err(format!("the condition must return a 0-d bool, got {}", describe(&cond_out)));
+        }
+        let body_out = self.body.output_avals();
+        if !same_types(carry, &body_out) {
+            return Err(format!(
+                "the body must return the carry's types: the carry is {} but the body returns {}",
+                describe(carry),
+                describe(&body_out)
+            ));
+        }
+        Ok(carry.to_vec())
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let (carry, consts) = inputs.split_at(self.carry);
+        let (cond_consts, body_consts) = consts.split_at(self.cond_consts);
+        let with = |carry: &[Array], consts: &[&Array]| -> Vec<Array> {
+            carry.iter().cloned().chain(consts.iter().map(|c| (*c).clone())).collect()
+        };
+        let mut carry: Vec<Array> = carry.iter().map(|c| (*c).clone()).collect();
+        loop {
+            let holds = eval_program(&self.cond, &with(&carry, cond_consts));
+            if !holds[0].item::<bool>().expect("the condition returns a 0-d bool") {
+                break;
+            }
+            carry = eval_program(&self.body, &with(&carry, body_consts));
+        }
+        carry.into_iter().zip(outputs).map(|(c, aval)| c.with_weak_type(aval.weak)).collect()
+    }
+
+    fn subprograms(&self) -> Vec<(String, &Program)> {
+        vec![("cond".to_string(), self.cond.as_ref()), ("body".to_string(), self.body.as_ref())]
+    }
+
+    fn with_subprograms(&self, programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {
+        let [cond, body]: [Program; 2] = programs.try_into().ok()?;
+        Some(Arc::new(WhileLoop { cond: Arc::new(cond), body: Arc::new(body), ..self.clone() }))
+    }
 }
 
 /// `debug_print`: prints its operands at run time, inside traced code too

@@ -27,7 +27,7 @@ use crate::ir::{trace, Program, Span};
 use crate::shape::ShapeDisplay;
 
 pub use binary::BinaryOp;
-pub use control::{Cond, DebugPrint};
+pub use control::{Cond, DebugPrint, WhileLoop};
 pub use convert::Convert;
 pub use indexing::{Gather, IndexMode, Scatter, ScatterOp};
 pub use linalg::DotGeneral;
@@ -69,6 +69,11 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     /// Sub-programs the primitive runs (a `cond`'s branches), shown nested in IR listings.
     fn subprograms(&self) -> Vec<(String, &Program)> {
         Vec::new()
+    }
+    /// The same primitive with its sub-programs replaced (in [`Primitive::subprograms`]
+    /// order), for passes that rewrite them; `None` for primitives without sub-programs.
+    fn with_subprograms(&self, _programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {
+        None
     }
     /// Whether the primitive does something besides computing its outputs (printing), so
     /// simplification must keep it even when its outputs are unused.

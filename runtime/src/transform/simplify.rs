@@ -1,9 +1,11 @@
 //! Simplification: constant folding, common-subexpression elimination, dead-code elimination.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::array::Array;
 use crate::ir::{Atom, Equation, Program, Var};
+use crate::primitives::Primitive;
 
 /// Equations whose operands are all constants are evaluated at compile time when their
 /// results are at most this many elements; larger results would bloat the plan's constants.
@@ -60,10 +62,20 @@ fn fold_and_merge(program: &Program) -> Program {
             }
             seen.insert(key, eqn.outputs.clone());
         }
-        equations.push(Equation { inputs, ..eqn.clone() });
+        equations.push(Equation { inputs, prim: simplify_subprograms(eqn), ..eqn.clone() });
     }
     let outputs = program.outputs.iter().map(|a| resolve(&subst, a)).collect();
     Program { equations, outputs, ..program.clone() }
+}
+
+/// The equation's primitive with its sub-programs (branches, loop bodies) simplified too.
+fn simplify_subprograms(eqn: &Equation) -> Arc<dyn Primitive> {
+    let subs = eqn.prim.subprograms();
+    if subs.is_empty() {
+        return eqn.prim.clone();
+    }
+    let simplified = subs.into_iter().map(|(_, p)| simplify(p)).collect();
+    eqn.prim.with_subprograms(simplified).unwrap_or_else(|| eqn.prim.clone())
 }
 
 /// The equation's results, if it can be evaluated now.

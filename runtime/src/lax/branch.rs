@@ -1,4 +1,5 @@
-//! `lax::cond`: a branch on a traced 0-d bool, with both branches traced as sub-programs.
+//! `lax::cond` and `lax::switch`: branches on a traced predicate or index, every branch
+//! traced as a sub-program of one `cond` equation.
 
 use std::sync::Arc;
 
@@ -48,21 +49,75 @@ where
         let holds = pred.item::<bool>().expect("a concrete 0-d bool");
         return if holds { on_true(operands) } else { on_false(operands) };
     }
-    let (leaves, def) = tree::flatten(&operands);
-    let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
-    let on_true = trace_branch(&avals, &def, on_true);
-    let on_false = trace_branch(&avals, &def, on_false);
-    if on_true.extra != on_false.extra {
-        panic!(
-            "cond: the branches must return the same structure, but the true branch returns {} \
-             and the false branch {}",
-            on_true.extra, on_false.extra
-        );
+    let branches: Vec<Branch<'_, T, R>> = vec![Box::new(on_false), Box::new(on_true)];
+    traced_branches("cond", &pred, branches, &operands)
+}
+
+/// `lax.switch(index, branches, operands)`: `branches[index](operands)`, with `index` (a 0-d
+/// integer) clamped into range, as JAX does.
+///
+/// With a concrete index only the chosen branch runs; with a traced one every branch is traced
+/// and must return the same structure, shapes and dtypes.
+///
+/// ```
+/// use rjax_runtime::{jnp, lax, Array};
+/// let x = jnp::array([1.0f32, 2.0]);
+/// let double = |x: Array| &x * 2.0;
+/// let negate = |x: Array| -x;
+/// let y = lax::switch(Array::from(7), &[&double, &negate], x);
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![-1.0, -2.0]);
+/// ```
+#[track_caller]
+pub fn switch<T, R>(index: impl ArrayLike, branches: &[&dyn Fn(T) -> R], operands: T) -> R
+where
+    T: Unflatten,
+    R: Unflatten,
+{
+    let index = index.into_array();
+    let aval = index.aval();
+    if !aval.shape.is_empty() || !aval.dtype.is_int() {
+        panic!("switch: the index must be a 0-d integer, got {aval}");
     }
-    let out_def = on_true.extra.clone();
-    let [on_false, on_true] = unify_outputs([on_false, on_true]);
-    let (branches, captured) = share_captures(leaves.len(), [on_false, on_true]);
-    let mut inputs: Vec<&Array> = vec![&pred];
+    if branches.is_empty() {
+        panic!("switch: needs at least one branch");
+    }
+    if !index.is_traced() {
+        let i = index.astype(DType::I64).item::<i64>().expect("a concrete 0-d integer");
+        let i = i.clamp(0, branches.len() as i64 - 1) as usize;
+        return branches[i](operands);
+    }
+    let boxed: Vec<Branch<'_, T, R>> =
+        branches.iter().map(|b| Box::new(move |t| b(t)) as Branch<'_, T, R>).collect();
+    traced_branches("switch", &index, boxed, &operands)
+}
+
+type Branch<'a, T, R> = Box<dyn FnOnce(T) -> R + 'a>;
+
+/// Traces every branch on the operands' avals and binds one `cond` equation.
+#[track_caller]
+fn traced_branches<T: Unflatten, R: Unflatten>(
+    op: &str,
+    index: &Array,
+    branches: Vec<Branch<'_, T, R>>,
+    operands: &T,
+) -> R {
+    let (leaves, def) = tree::flatten(operands);
+    let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
+    let traced: Vec<Traced<TreeDef>> =
+        branches.into_iter().map(|b| trace_branch(&avals, &def, b)).collect();
+    for t in &traced[1..] {
+        if t.extra != traced[0].extra {
+            panic!(
+                "{op}: the branches must return the same structure, but one returns {} and \
+                 another {}",
+                t.extra, traced[0].extra
+            );
+        }
+    }
+    let out_def = traced[0].extra.clone();
+    let traced = unify_outputs(traced);
+    let (branches, captured) = share_captures(leaves.len(), traced);
+    let mut inputs: Vec<&Array> = vec![index];
     inputs.extend(leaves.iter());
     inputs.extend(captured.iter());
     let outs = bind(&Cond { branches: branches.into_iter().map(Arc::new).collect() }, &inputs);
@@ -82,7 +137,7 @@ fn trace_branch<T: Unflatten, R: Tree>(
 
 /// Where the branches' outputs differ only because one is a weakly typed scalar (a Rust
 /// literal), converts it to the other's dtype inside its branch, as JAX does.
-fn unify_outputs<const N: usize>(mut branches: [Traced<TreeDef>; N]) -> [Traced<TreeDef>; N] {
+pub(super) fn unify_outputs(mut branches: Vec<Traced<TreeDef>>) -> Vec<Traced<TreeDef>> {
     let n_out = branches[0].program.outputs.len();
     for i in 0..n_out {
         let avals: Vec<Aval> =
@@ -101,7 +156,7 @@ fn unify_outputs<const N: usize>(mut branches: [Traced<TreeDef>; N]) -> [Traced<
     branches
 }
 
-fn convert_output(program: &mut Program, i: usize, dtype: DType, weak: bool) {
+pub(super) fn convert_output(program: &mut Program, i: usize, dtype: DType, weak: bool) {
     let source = program.outputs[i].clone();
     let aval = program.atom_aval(&source);
     let var = program.new_var(Aval { dtype, weak, ..aval });
@@ -116,9 +171,9 @@ fn convert_output(program: &mut Program, i: usize, dtype: DType, weak: bool) {
 
 /// Makes every branch take the same operands: the `n_explicit` operands, then every value
 /// any branch captured from the enclosing trace (each branch ignores the ones it does not use).
-fn share_captures<const N: usize>(
+pub(super) fn share_captures(
     n_explicit: usize,
-    branches: [Traced<TreeDef>; N],
+    branches: Vec<Traced<TreeDef>>,
 ) -> (Vec<Program>, Vec<Array>) {
     let mut shared: Vec<Array> = Vec::new();
     for b in &branches {

@@ -10,11 +10,18 @@ fn slow_f(x: &Array) -> Array {
     x * x + x * 2.0
 }
 
+/// The same function compiled: traced once, then run from the cached plan.
+#[jit]
+fn fast_f(x: &Array) -> Array {
+    x * x + x * 2.0
+}
+
 fn bench(c: &mut Criterion) {
     let x = jnp::ones([5000, 5000]);
     let mut group = c.benchmark_group("w1");
     group.sample_size(10);
     group.bench_function("x*x + x*2.0 op by op, 5000x5000 f32", |b| b.iter(|| slow_f(&x)));
+    group.bench_function("x*x + x*2.0 jit, 5000x5000 f32", |b| b.iter(|| fast_f(&x)));
     group.finish();
 }
 
@@ -22,6 +29,7 @@ fn summary() {
     let x = jnp::ones([5000, 5000]);
     let bytes = x.size() * 4;
     let rjax = common::median_time(7, || drop(std::hint::black_box(slow_f(&x)))).as_secs_f64();
+    let jit = common::median_time(7, || drop(std::hint::black_box(fast_f(&x)))).as_secs_f64();
     let bandwidth = common::copy_bandwidth_gbs(bytes);
     // A fused kernel reads x once and writes y once: the limit for this workload.
     let limit = 2.0 * bytes as f64 / (bandwidth * 1e9);
@@ -32,6 +40,7 @@ fn summary() {
         &format!("{bandwidth:.1} GB/s copy"),
     );
     common::report("rjax op by op", rjax, &format!("{:.2}x the limit", rjax / limit));
+    common::report("rjax jit (cached plan, not yet fused)", jit, &format!("{:.2}x the limit", jit / limit));
     common::report_jax("w1", |_, secs| format!("rjax op by op / this = {:.2}", rjax / secs));
 }
 

@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
 
-    python3 benches/jax/bench.py w1|w2|random
+    python3 benches/jax/bench.py w1|w2|w6|random
 """
 import sys
 import time
@@ -34,6 +34,20 @@ def w2():
     print("jax_w2_matmul", median_time(lambda: mm(a, b).block_until_ready()))
 
 
+def w6():
+    # Per-call dispatch of a cached jitted scalar function, result synchronised each call.
+    g = jax.jit(lambda x: x * x + 1.0)
+    x = jnp.float32(3.0)
+    g(x).block_until_ready()
+    calls = 20_000
+
+    def loop():
+        for _ in range(calls):
+            g(x).block_until_ready()
+
+    print("jax_w6_jit_scalar_per_call", median_time(loop, runs=5) / calls)
+
+
 def random():
     # jax.random samplers are jitted internally: one fused XLA kernel per call.
     key = jax.random.PRNGKey(0)
@@ -42,4 +56,4 @@ def random():
     print("jax_random_uniform_10M", median_time(lambda: jax.random.uniform(key, (n,)).block_until_ready()))
 
 
-{"w1": w1, "w2": w2, "random": random}[sys.argv[1]]()
+{"w1": w1, "w2": w2, "w6": w6, "random": random}[sys.argv[1]]()

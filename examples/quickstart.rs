@@ -1,5 +1,6 @@
 //! A first tour of rjax: NumPy-style arrays that run eagerly, op by op, like `jnp` outside
-//! `jit`, and the cost of that: `slow_f(x) = x*x + x*2.0` on a 5000x5000 array.
+//! `jit`; `#[jit]`, which traces a function into rjax's IR once per signature and runs the
+//! cached plan; and `slow_f(x) = x*x + x*2.0` on a 5000x5000 array both ways.
 //!
 //! Run with `cargo run --release --example quickstart`.
 
@@ -10,6 +11,33 @@ use rjax::prelude::*;
 /// Three elementwise ops, each one a pass over memory that materializes its result.
 fn slow_f(x: &Array) -> Array {
     x * x + x * 2.0
+}
+
+/// The same function, traced on its first call and then run from the compile cache.
+#[jit]
+fn fast_f(x: &Array) -> Array {
+    x * x + x * 2.0
+}
+
+/// A traced `if`: both branches are traced, and the choice is made when the plan runs.
+#[jit]
+fn soft_clip(x: &Array, limit: f32) -> Array {
+    if x.abs().max() > limit {
+        x * (limit / x.abs().max())
+    } else {
+        x.clone()
+    }
+}
+
+fn time_per_call(f: impl Fn() -> Array) -> (f64, Array) {
+    let _ = f(); // warm the allocator (and, for jit, trace)
+    let runs = 5;
+    let start = Instant::now();
+    let mut y = f();
+    for _ in 1..runs {
+        y = f();
+    }
+    (start.elapsed().as_secs_f64() * 1e3 / runs as f64, y)
 }
 
 fn main() {
@@ -36,19 +64,21 @@ fn main() {
     let key = random::key(0);
     println!("random.normal(key(0), (3,)) = {}", random::normal(&key, [3]));
 
-    // The workload jit will fuse into one pass: here it runs op by op.
+    // Traced functions: the IR jit runs, like jax.make_jaxpr.
+    let v = jnp::array([0.5f32, -4.0, 2.0]);
+    println!("soft_clip(v, 2.0) = {}", soft_clip(&v, 2.0));
+    println!("soft_clip's IR:\n{}", soft_clip::jaxpr(&v, 2.0).simplified);
+
     let big = jnp::ones([5000, 5000]);
-    let _ = slow_f(&big); // warm the allocator
-    let runs = 5;
-    let start = Instant::now();
-    let mut y = slow_f(&big);
-    for _ in 1..runs {
-        y = slow_f(&big);
-    }
-    let per_call = start.elapsed() / runs;
+    let (slow, y) = time_per_call(|| slow_f(&big));
     println!(
-        "slow_f on 5000x5000 f32 (op by op): {:.1} ms per call; y[0, 0] = {}",
-        per_call.as_secs_f64() * 1e3,
+        "slow_f on 5000x5000 f32 (op by op): {slow:.1} ms per call; y[0, 0] = {}",
         y.to_vec::<f32>().unwrap()[0]
     );
+    let (fast, y) = time_per_call(|| fast_f(&big));
+    println!(
+        "fast_f on 5000x5000 f32 (jit, cached plan): {fast:.1} ms per call; y[0, 0] = {}",
+        y.to_vec::<f32>().unwrap()[0]
+    );
+    println!("fast_f's cache: {:?}", fast_f::cache_info());
 }

@@ -40,7 +40,11 @@ fn summary() {
         &format!("{bandwidth:.1} GB/s copy"),
     );
     common::report("rjax op by op", rjax, &format!("{:.2}x the limit", rjax / limit));
-    common::report("rjax jit (cached plan, not yet fused)", jit, &format!("{:.2}x the limit", jit / limit));
+    common::report(
+        "rjax jit (cached plan, not yet fused)",
+        jit,
+        &format!("{:.2}x the limit", jit / limit),
+    );
     common::report_jax("w1", |_, secs| format!("rjax op by op / this = {:.2}", rjax / secs));
 }
 

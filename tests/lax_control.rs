@@ -9,7 +9,10 @@ use rjax::prelude::*;
 fn close(got: &Array, want: &Array) {
     assert_eq!(got.shape(), want.shape(), "shape");
     assert_eq!(got.dtype(), want.dtype(), "dtype");
-    let (g, w) = (got.astype(DType::F64).to_vec::<f64>().unwrap(), want.astype(DType::F64).to_vec::<f64>().unwrap());
+    let (g, w) = (
+        got.astype(DType::F64).to_vec::<f64>().unwrap(),
+        want.astype(DType::F64).to_vec::<f64>().unwrap(),
+    );
     for (a, b) in g.iter().zip(&w) {
         assert!((a - b).abs() <= 1e-6 + 1e-5 * b.abs(), "got {got}, want {want}");
     }
@@ -53,7 +56,10 @@ fn switch_clamps_its_index_like_jax() {
         let add_one = |x: Array| x + 1.0;
         let double = |x: Array| 2.0 * x;
         let square = |x: Array| x.powi(2);
-        close(&lax::switch(Array::from(i), &[&add_one, &double, &square], x.clone()), &output(case, k));
+        close(
+            &lax::switch(Array::from(i), &[&add_one, &double, &square], x.clone()),
+            &output(case, k),
+        );
     }
     assert_eq!(switch_jit::cache_info().traces, 1);
 }
@@ -81,7 +87,10 @@ fn while_loop_matches_jax() {
         assert_eq!(count.to_vec::<i32>().unwrap(), output(case, 1).to_vec::<i32>().unwrap());
     }
     let listing = while_jit::jaxpr(&x).to_string();
-    assert!(listing.contains("while[") && listing.contains("cond=") && listing.contains("body="), "{listing}");
+    assert!(
+        listing.contains("while[") && listing.contains("cond=") && listing.contains("body="),
+        "{listing}"
+    );
 }
 
 #[jit]

@@ -123,7 +123,10 @@ impl Primitive for WhileLoop {
         let carry = &inputs[..self.carry];
         let cond_out = self.cond.output_avals();
         if cond_out.len() != 1 || !cond_out[0].shape.is_empty() || !cond_out[0].dtype.is_bool() {
-            return Err(format!("the condition must return a 0-d bool, got {}", describe(&cond_out)));
+            return Err(format!(
+                "the condition must return a 0-d bool, got {}",
+                describe(&cond_out)
+            ));
         }
         let body_out = self.body.output_avals();
         if !same_types(carry, &body_out) {

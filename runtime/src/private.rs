@@ -114,53 +114,28 @@ pub fn weak(value: impl ArrayLike) -> Array {
     value.into_array()
 }
 
-/// `a < b` in traced code.
-#[track_caller]
-pub fn lt(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    jnp::less(a, b)
+/// Rust operators that need `bool`s (`<`, `==`, `&&`, ...) become these array functions when
+/// an operand is traced (`&&` and `||` then evaluate both sides).
+macro_rules! traced_operators {
+    ($($name:ident => $f:ident: $op:literal),* $(,)?) => {$(
+        #[doc = concat!("`a ", $op, " b` in traced code: [`jnp::", stringify!($f), "`].")]
+        #[track_caller]
+        pub fn $name(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+            jnp::$f(a, b)
+        }
+    )*};
 }
 
-/// `a <= b` in traced code.
-#[track_caller]
-pub fn le(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    jnp::less_equal(a, b)
-}
-
-/// `a > b` in traced code.
-#[track_caller]
-pub fn gt(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    jnp::greater(a, b)
-}
-
-/// `a >= b` in traced code.
-#[track_caller]
-pub fn ge(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    jnp::greater_equal(a, b)
-}
-
-/// `a == b` in traced code.
-#[track_caller]
-pub fn eq(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    jnp::equal(a, b)
-}
-
-/// `a != b` in traced code.
-#[track_caller]
-pub fn ne(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    jnp::not_equal(a, b)
-}
-
-/// `a && b` in traced code (both sides are evaluated).
-#[track_caller]
-pub fn and(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    jnp::logical_and(a, b)
-}
-
-/// `a || b` in traced code (both sides are evaluated).
-#[track_caller]
-pub fn or(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    jnp::logical_or(a, b)
-}
+traced_operators!(
+    lt => less: "<",
+    le => less_equal: "<=",
+    gt => greater: ">",
+    ge => greater_equal: ">=",
+    eq => equal: "==",
+    ne => not_equal: "!=",
+    and => logical_and: "&&",
+    or => logical_or: "||",
+);
 
 /// An argument of `debug_print!`: an array or a reference to one.
 pub fn debug_arg<A: std::borrow::Borrow<Array>>(value: &A) -> Array {

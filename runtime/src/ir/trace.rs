@@ -69,13 +69,16 @@ pub fn begin(inputs: &[Aval]) -> Vec<Array> {
 /// Finishes the innermost trace with these outputs. Returns the program, whose inputs are the
 /// ones given to [`begin`] followed by one per captured outer value, and those captured values
 /// (arrays of the enclosing trace) in the same order.
+///
+/// The trace is popped even when an output cannot be part of it (a traced value that escaped
+/// an earlier trace panics here), so the thread's stack never keeps a finished trace.
 pub fn end(outputs: &[Array]) -> (Program, Vec<Array>) {
     STACK.with(|s| {
         let mut stack = s.borrow_mut();
         let ids: Vec<u64> = stack.iter().map(|f| f.id).collect();
-        let frame = stack.last_mut().expect("trace::end without trace::begin");
+        let mut frame = stack.pop().expect("trace::end without trace::begin");
+        drop(stack);
         let atoms: Vec<Atom> = outputs.iter().map(|o| frame.atom(o, &ids)).collect();
-        let mut frame = stack.pop().expect("checked above");
         frame.program.outputs = atoms;
         let captured: Vec<Array> = frame.captures.iter().map(|(a, _)| a.clone()).collect();
         frame.program.inputs.extend(frame.captures.iter().map(|(_, v)| *v));
@@ -101,7 +104,10 @@ pub struct Traced<R> {
 /// Runs `body` on the traced inputs of a fresh trace with inputs of `avals` and records the
 /// program that computes the arrays it returns. The trace is dropped if `body` panics, so a
 /// failed trace never leaves the thread's stack inconsistent.
-pub fn trace_with<R>(avals: &[Aval], body: impl FnOnce(Vec<Array>) -> (Vec<Array>, R)) -> Traced<R> {
+pub fn trace_with<R>(
+    avals: &[Aval],
+    body: impl FnOnce(Vec<Array>) -> (Vec<Array>, R),
+) -> Traced<R> {
     struct Guard(bool);
     impl Drop for Guard {
         fn drop(&mut self) {
@@ -113,6 +119,7 @@ pub fn trace_with<R>(avals: &[Aval], body: impl FnOnce(Vec<Array>) -> (Vec<Array
     let inputs = begin(avals);
     let mut guard = Guard(false);
     let (outputs, extra) = body(inputs);
+    // `end` pops the trace whether or not it panics.
     guard.0 = true;
     let (program, captured) = end(&outputs);
     Traced { program, captured, extra }
@@ -163,7 +170,9 @@ pub(crate) fn record(
         outputs
             .iter()
             .zip(vars)
-            .map(|(aval, var)| Array::from_tracer(aval, Tracer { trace: id, var, dtype: aval.dtype }))
+            .map(|(aval, var)| {
+                Array::from_tracer(aval, Tracer { trace: id, var, dtype: aval.dtype })
+            })
             .collect()
     })
 }

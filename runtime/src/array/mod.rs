@@ -182,14 +182,31 @@ impl Array {
     }
 
     /// The same array with a different shape of equal size, sharing the buffer.
-    #[allow(dead_code)] // until the shape ops land
+    ///
+    /// A traced array's shape is its variable's, so for one this records a `reshape` instead
+    /// of relabelling the tracer (which the program would never see).
+    #[track_caller]
     pub(crate) fn with_shape(&self, shape: Vec<usize>) -> Array {
         debug_assert_eq!(shape.iter().product::<usize>(), self.size());
+        if self.is_traced() {
+            return crate::primitives::bind1(
+                &crate::primitives::Reshape { new_sizes: shape },
+                &[self],
+            );
+        }
         Array { shape: shape.into(), ..self.clone() }
     }
 
     /// The same data with JAX's weak-type flag set to `weak` (no copy).
+    ///
+    /// For a traced array this records the change (a `convert_element_type` to its own dtype),
+    /// so the program's values carry the new flag too.
+    #[track_caller]
     pub fn with_weak_type(&self, weak: bool) -> Array {
+        if self.is_traced() && self.weak != weak {
+            let convert = crate::primitives::Convert { dtype: self.dtype(), weak };
+            return crate::primitives::bind1(&convert, &[self]);
+        }
         Array { weak, ..self.clone() }
     }
 

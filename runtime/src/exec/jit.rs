@@ -1,6 +1,7 @@
 //! The compile cache behind `#[jit]`: the first call with a new signature traces the function,
 //! simplifies the program and plans it; later calls hash the signature, find the plan, run it.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,9 +28,11 @@ impl Signature {
     fn matches(&self, def: &TreeDef, leaves: &[Array], statics: u64) -> bool {
         self.statics == statics
             && self.leaves.len() == leaves.len()
-            && self.leaves.iter().zip(leaves).all(|(a, l)| {
-                a.dtype == l.dtype() && a.weak == l.is_weak() && a.shape == l.shape()
-            })
+            && self
+                .leaves
+                .iter()
+                .zip(leaves)
+                .all(|(a, l)| a.dtype == l.dtype() && a.weak == l.is_weak() && a.shape == l.shape())
             && self.def == *def
     }
 }
@@ -178,10 +181,16 @@ impl JitFunction {
         statics: u64,
         body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
     ) -> (Arc<Plan>, TreeDef) {
-        let _one_at_a_time = self.tracing.lock().unwrap_or_else(|e| e.into_inner());
+        // A body may call its own function again with concrete arguments (a new signature):
+        // that call is traced on this thread while the lock is held, so it must not wait.
+        let me = self as *const JitFunction as usize;
+        let reentered = COMPILING.with(|c| c.borrow().contains(&me));
+        let _one_at_a_time =
+            (!reentered).then(|| self.tracing.lock().unwrap_or_else(|e| e.into_inner()));
         if let Some(found) = self.lookup(hash, &def, &leaves, statics) {
             return found;
         }
+        let _compiling = Compiling::enter(me);
         let start = Instant::now();
         let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
         let traced = trace_function(self.name, &leaves, |inputs, _| body(inputs, &def));
@@ -210,6 +219,32 @@ impl JitFunction {
     /// Empties the cache (counters keep counting).
     pub fn clear(&self) {
         self.plans.write().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+thread_local! {
+    /// The jit functions this thread is tracing now (by address), innermost last.
+    static COMPILING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks a jit function as being traced on this thread until dropped (also on a panic).
+struct Compiling(usize);
+
+impl Compiling {
+    fn enter(function: usize) -> Compiling {
+        COMPILING.with(|c| c.borrow_mut().push(function));
+        Compiling(function)
+    }
+}
+
+impl Drop for Compiling {
+    fn drop(&mut self) {
+        COMPILING.with(|c| {
+            let mut c = c.borrow_mut();
+            if let Some(i) = c.iter().rposition(|&f| f == self.0) {
+                c.remove(i);
+            }
+        });
     }
 }
 

@@ -225,6 +225,9 @@ struct Wrapper<T> {
     inner: T,
 }
 
+#[derive(Tree, Clone, Debug)]
+struct Marker;
+
 fn linear(k: f32) -> Linear {
     Linear { w: v(&[k, k + 1.0]), b: v(&[-k]) }
 }
@@ -255,6 +258,13 @@ fn derive_generic_struct() {
     let w = Wrapper { inner: (v(&[1.0]), vec![v(&[2.0])]) };
     let (back, _) = round_trip(&w, "Wrapper { inner: (*, [*]) }", 2);
     assert_eq!(vals(&back.inner.1[0]), vec![2.0]);
+}
+
+#[test]
+fn derive_unit_struct() {
+    let (_, leaves) = round_trip(&Marker, "Marker", 0);
+    assert!(leaves.is_empty());
+    round_trip(&(Marker, v(&[1.0])), "(Marker, *)", 1);
 }
 
 #[test]

@@ -659,6 +659,29 @@ fn ir_after_cse_and_dce() {
     assert_eq!(vals(&redundant(&x)), vals(&(&s * &s + &s * &s)));
 }
 
+#[jit]
+fn with_constants(x: &Array) -> Array {
+    let ramp = jnp::arange(3.0) * 2.0;
+    (x + &ramp) * jnp::ones([2, 3]) + &ramp
+}
+
+#[test]
+fn ir_lists_captured_constants_first() {
+    let x = jnp::zeros([3]);
+    let traced = with_constants::jaxpr(&x);
+    assert_eq!(
+        traced.traced.to_string(),
+        "\
+{ lambda a:f32[3] b:f32[2,3]; c:f32[3]. let
+    d:f32[3] = add c a
+    e:f32[2,3] = mul d b
+    f:f32[2,3] = add e a
+  in (f,) }"
+    );
+    let x = jnp::array(&[1.0f32, -1.0, 0.5]);
+    assert_eq!(vals(&with_constants(&x)), vec![1.0, 3.0, 8.5, 1.0, 3.0, 8.5]);
+}
+
 #[test]
 fn ir_of_a_pytree_function() {
     let d = AB { a: jnp::ones([2]), b: jnp::zeros([2]) };

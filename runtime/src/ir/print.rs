@@ -82,6 +82,12 @@ impl Printer {
 
     fn program(&mut self, p: &Program, out: &mut String, indent: usize) -> fmt::Result {
         let pad = " ".repeat(indent);
+        // Constants listed before the `;` are named first, as JAX names its constvars.
+        for atom in p.equations.iter().flat_map(|e| &e.inputs).chain(&p.outputs) {
+            if matches!(atom, Atom::Const(a) if a.size() != 1 || a.is_traced()) {
+                self.atom(atom);
+            }
+        }
         let inputs: Vec<String> = p.inputs.iter().map(|v| self.bind(*v, p)).collect();
         let mut body = String::new();
         for eqn in &p.equations {

@@ -2,18 +2,22 @@
 //! construct that cannot be traced, and rewrites the ones whose meaning changes on traced
 //! values: `if` on a traced bool becomes `lax::cond`, comparisons and `&&`/`||` of traced
 //! values become array operations, and calls to other traced functions go to their traced
-//! entry point. Everything else stays the user's code, so it runs (and type-checks) as Rust.
+//! entry point. Everything else stays the user's code, so it runs (and type-checks) as Rust,
+//! except that traced values are borrowed or cloned where code written for `Copy` floats would
+//! move them (operands of operators, arguments passed by name, locals used in traced
+//! branches): arrays share their buffers, so a clone is cheap.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{
-    BinOp, Block, Expr, ExprIf, Ident, Item, Lit, Local, Macro, Pat, Stmt, Token, UnOp,
+    BinOp, Block, Expr, ExprIf, ExprLit, Ident, Item, Lit, Local, Macro, Pat, Stmt, Token, Type,
+    UnOp,
 };
 
 use crate::check;
-use crate::parse::signature::{is_static_type, raw_pointer};
+use crate::parse::signature::{is_static_type, raw_pointer, type_name};
 use crate::parse::{Scopes, Taint};
 
 /// Methods that read static facts (shapes, lengths) of a traced value.
@@ -23,10 +27,29 @@ const STATIC_METHODS: &[&str] =
 const CONCRETIZING_METHODS: &[&str] = &["item", "to_vec", "to_ndarray", "as_slice", "buffer"];
 /// Macros that format their arguments.
 const FORMATTING_MACROS: &[&str] = &[
-    "println", "print", "eprintln", "eprint", "format", "format_args", "write", "writeln",
-    "panic", "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq",
-    "debug_assert_ne", "dbg", "unreachable", "todo", "unimplemented",
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "dbg",
+    "unreachable",
+    "todo",
+    "unimplemented",
 ];
+/// Formatting macros that check a condition.
+const ASSERT_MACROS: &[&str] =
+    &["assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne"];
 /// Path roots whose functions are rjax operations (traced when their operands are).
 const RJAX_ROOTS: &[&str] = &["jnp", "lax", "random", "tree", "rjax", "Array"];
 /// Path roots of functions that are not traced functions.
@@ -112,7 +135,8 @@ impl BodyPass {
     fn item(&mut self, item: &Item) {
         if let Item::Static(s) = item {
             if let syn::StaticMutability::Mut(m) = &s.mutability {
-                self.error(check::refuse_static_mut(m.span()));
+                let (keyword, name) = (&s.static_token, &s.ident);
+                self.error(check::refuse_static_mut(&quote!(#keyword #m #name)));
             }
         }
     }
@@ -141,8 +165,8 @@ impl BodyPass {
                 }
             }
             Pat::Type(p) => {
-                if let Some(span) = raw_pointer(&p.ty) {
-                    self.error(check::refuse_raw_pointer(span));
+                if let Some(ptr) = raw_pointer(&p.ty) {
+                    self.error(check::refuse_raw_pointer(ptr));
                 }
                 let t = if is_static_type(&p.ty) { Taint::Static } else { taint };
                 self.declare_pat(&p.pat, t);
@@ -158,14 +182,15 @@ impl BodyPass {
         }
     }
 
-    /// The first traced local named in `tokens`, as "`x`", for messages.
+    /// The first traced local named in `tokens` (inline format captures included), for
+    /// messages.
     fn traced_name(&self, tokens: TokenStream) -> Option<String> {
         for tt in tokens {
             match tt {
                 TokenTree::Ident(id) => {
                     let name = id.to_string();
                     if self.scopes.get(&name) == Some(Taint::Traced) {
-                        return Some(format!("`{name}`"));
+                        return Some(name);
                     }
                 }
                 TokenTree::Group(g) => {
@@ -174,8 +199,10 @@ impl BodyPass {
                     }
                 }
                 TokenTree::Literal(lit) => {
-                    if let Some(n) = self.traced_in_format(&lit.to_string()) {
-                        return Some(n);
+                    if let Ok(s) = syn::parse_str::<syn::LitStr>(&lit.to_string()) {
+                        if let Some(n) = self.traced_in_format(&s.value()) {
+                            return Some(n);
+                        }
                     }
                 }
                 TokenTree::Punct(_) => {}
@@ -185,11 +212,8 @@ impl BodyPass {
     }
 
     /// A traced local captured by a format string (`"{x}"`, `"{x:?}"`).
-    fn traced_in_format(&self, literal: &str) -> Option<String> {
-        if !literal.starts_with('"') {
-            return None;
-        }
-        let mut rest = literal;
+    fn traced_in_format(&self, format: &str) -> Option<String> {
+        let mut rest = format;
         while let Some(open) = rest.find('{') {
             rest = &rest[open + 1..];
             if rest.starts_with('{') {
@@ -199,14 +223,24 @@ impl BodyPass {
             let end = rest.find(['}', ':']).unwrap_or(rest.len());
             let name = rest[..end].trim();
             if self.scopes.get(name) == Some(Taint::Traced) {
-                return Some(format!("`{name}`"));
+                return Some(name.to_string());
             }
         }
         None
     }
 
+    /// The traced local an expression's value comes from (or its code), for messages.
     fn describe(&self, e: &Expr) -> String {
-        self.traced_name(e.to_token_stream()).unwrap_or_else(|| format!("`{}`", e.to_token_stream()))
+        self.traced_name(e.to_token_stream()).unwrap_or_else(|| check::code(e))
+    }
+
+    /// The taint of an expression, walked without reporting or rewriting anything.
+    fn taint_of(&mut self, e: &Expr) -> Taint {
+        let mut scratch = e.clone();
+        self.quiet += 1;
+        let t = self.expr(&mut scratch);
+        self.quiet -= 1;
+        t
     }
 
     /// Walks (and rewrites) an expression; returns whether its value is traced.
@@ -261,12 +295,22 @@ impl BodyPass {
                 t
             }
             Expr::Cast(c) => {
+                let expr_code = check::code(&c.expr);
                 let t = self.expr(&mut c.expr);
-                if let Some(span) = raw_pointer(&c.ty) {
-                    self.error(check::refuse_raw_pointer(span));
+                if let Some(ptr) = raw_pointer(&c.ty) {
+                    self.error(check::refuse_raw_pointer(ptr));
                 } else if t.is_traced() {
                     let value = self.describe(&c.expr);
-                    self.error(check::refuse_cast(c.as_token.span(), &value));
+                    let expr_code = match &*c.expr {
+                        Expr::Path(_)
+                        | Expr::MethodCall(_)
+                        | Expr::Call(_)
+                        | Expr::Field(_)
+                        | Expr::Paren(_) => expr_code,
+                        _ => format!("({expr_code})"),
+                    };
+                    let (ty, dtype) = (check::code(&c.ty), cast_dtype(&c.ty));
+                    self.error(check::refuse_cast(&*c, &value, &ty, &expr_code, dtype));
                 }
                 t
             }
@@ -276,7 +320,9 @@ impl BodyPass {
                 let method = m.method.to_string();
                 if receiver.is_traced() && CONCRETIZING_METHODS.contains(&method.as_str()) {
                     let value = self.describe(&m.receiver);
-                    self.error(check::refuse_concretize(m.method.span(), &method, &value));
+                    let (dot, name, turbofish) = (&m.dot_token, &m.method, &m.turbofish);
+                    let at = quote!(#dot #name #turbofish);
+                    self.error(check::refuse_concretize(&at, &method, &value));
                 }
                 if STATIC_METHODS.contains(&method.as_str()) {
                     Taint::Static
@@ -288,32 +334,41 @@ impl BodyPass {
             Expr::Macro(m) => self.mac(&mut m.mac),
             Expr::Block(b) => self.block(&mut b.block),
             Expr::Unsafe(u) => {
-                self.error(check::refuse_unsafe(u.unsafe_token.span()));
+                self.error(check::refuse_unsafe(&u.unsafe_token));
                 Taint::Static
             }
             Expr::Async(a) => {
-                self.error(check::refuse_async(a.async_token.span()));
+                self.error(check::refuse_async(&a.async_token, false));
                 Taint::Static
             }
             Expr::Await(a) => {
-                self.error(check::refuse_async(a.await_token.span()));
+                let (dot, keyword) = (&a.dot_token, &a.await_token);
+                self.error(check::refuse_async(&quote!(#dot #keyword), false));
                 Taint::Static
             }
             Expr::RawAddr(r) => {
-                self.error(check::refuse_raw_pointer(r.span()));
+                self.error(check::refuse_raw_pointer(&*r));
                 Taint::Static
             }
             Expr::Assign(a) => {
+                let update =
+                    matches!(*a.left, Expr::Index(_)).then(|| Update::Set(check::code(&a.right)));
                 let t = self.expr(&mut a.right);
-                self.assign_target(&mut a.left, t);
+                self.assign_target(&mut a.left, t, update);
                 Taint::Static
             }
             Expr::If(_) => self.if_expr(e),
             Expr::Match(m) => {
-                let t = self.expr(&mut m.expr);
+                let mut t = self.expr(&mut m.expr);
+                if t.is_traced() && m.arms.iter().any(|arm| has_text_literal(&arm.pat)) {
+                    // Arrays cannot match string or char patterns: the value is static (a
+                    // `#[tree(static)]` field, say), whatever it was computed from.
+                    t = Taint::Static;
+                }
                 if t.is_traced() {
                     let value = self.describe(&m.expr);
-                    self.error(check::refuse_match(m.match_token.span(), &value));
+                    let (keyword, scrutinee) = (&m.match_token, &m.expr);
+                    self.error(check::refuse_match(&quote!(#keyword #scrutinee), &value));
                 }
                 let mut out = Taint::Static;
                 for arm in m.arms.iter_mut() {
@@ -335,7 +390,8 @@ impl BodyPass {
                 };
                 if cond_taint.is_traced() && !matches!(*w.cond, Expr::Let(_)) {
                     let value = self.describe(&w.cond);
-                    self.error(check::refuse_while(w.while_token.span(), &value));
+                    let (keyword, cond) = (&w.while_token, &w.cond);
+                    self.error(check::refuse_while(&quote!(#keyword #cond), &value));
                 }
                 let pat = if let Expr::Let(l) = &*w.cond { Some((*l.pat).clone()) } else { None };
                 self.loop_body(&mut w.body, |pass| {
@@ -376,7 +432,7 @@ impl BodyPass {
                     self.expr(v);
                 }
                 if let Some(value) = self.jump_leaves_branch(true) {
-                    self.error(check::refuse_jump_in_branch(r.return_token.span(), "return", &value));
+                    self.error(check::refuse_jump_in_branch(&r.return_token, "return", &value));
                 }
                 Taint::Static
             }
@@ -385,21 +441,20 @@ impl BodyPass {
                     self.expr(v);
                 }
                 if let Some(value) = self.jump_leaves_branch(false) {
-                    self.error(check::refuse_jump_in_branch(b.break_token.span(), "break", &value));
+                    self.error(check::refuse_jump_in_branch(&b.break_token, "break", &value));
                 }
                 Taint::Static
             }
             Expr::Continue(c) => {
                 if let Some(value) = self.jump_leaves_branch(false) {
-                    let span = c.continue_token.span();
-                    self.error(check::refuse_jump_in_branch(span, "continue", &value));
+                    self.error(check::refuse_jump_in_branch(&c.continue_token, "continue", &value));
                 }
                 Taint::Static
             }
             Expr::Try(t) => {
                 let taint = self.expr(&mut t.expr);
                 if let Some(value) = self.jump_leaves_branch(true) {
-                    self.error(check::refuse_jump_in_branch(t.question_token.span(), "?", &value));
+                    self.error(check::refuse_jump_in_branch(&t.question_token, "?", &value));
                 }
                 taint
             }
@@ -450,21 +505,26 @@ impl BodyPass {
         self.loops -= 1;
     }
 
-    fn assign_target(&mut self, left: &mut Expr, taint: Taint) {
+    /// An assignment's target; `update` says what an assignment through an index did.
+    fn assign_target(&mut self, left: &mut Expr, taint: Taint, update: Option<Update>) {
         match left {
             Expr::Path(p) => {
                 if let Some(id) = p.path.get_ident() {
                     let name = id.to_string();
-                    self.check_branch_assign(&name, id.span());
+                    self.check_branch_assign(&name, id);
                     self.scopes.assign(&name, taint);
                 }
             }
             Expr::Index(i) => {
+                let (base_code, index_code) = (check::code(&i.expr), index_code(&i.index));
                 let base = self.expr(&mut i.expr);
                 self.expr(&mut i.index);
                 if base.is_traced() {
                     let value = self.describe(&i.expr);
-                    self.error(check::refuse_index_assign(i.span(), &value));
+                    let update = update.unwrap_or(Update::Other).method();
+                    let suggestion =
+                        format!("{base_code} = {base_code}.at(s![{index_code}]){update};");
+                    self.error(check::refuse_index_assign(&*i, &value, &suggestion));
                 }
             }
             other => {
@@ -474,12 +534,14 @@ impl BodyPass {
     }
 
     /// A static local declared outside a traced `if` cannot be assigned inside it.
-    fn check_branch_assign(&mut self, name: &str, span: Span) {
+    fn check_branch_assign(&mut self, name: &str, at: &Ident) {
         let Some(branch) = self.branches.last() else { return };
-        let outer = self.scopes.declared_at(name).is_some_and(|d| d < self.branch_depth());
+        // The branch's own blocks open scopes deeper than `branch.depth`; locals declared at
+        // that depth or above live outside the `if`.
+        let outer = self.scopes.declared_at(name).is_some_and(|d| d <= self.branch_depth());
         if outer && self.scopes.get(name) == Some(Taint::Static) {
             let value = branch.value.clone();
-            self.error(check::refuse_static_assign_in_branch(span, name, &value));
+            self.error(check::refuse_static_assign_in_branch(at, name, &value));
         }
     }
 
@@ -494,8 +556,10 @@ impl BodyPass {
     fn binary(&mut self, e: &mut Expr) -> Taint {
         let Expr::Binary(b) = e else { unreachable!("called on binary expressions") };
         if is_compound_assign(&b.op) {
+            let update = matches!(*b.left, Expr::Index(_))
+                .then(|| Update::compound(&b.op, check::code(&b.right)));
             let t = self.expr(&mut b.right);
-            self.assign_target(&mut b.left, t);
+            self.assign_target(&mut b.left, t, update);
             return Taint::Static;
         }
         let left = self.expr(&mut b.left);
@@ -503,6 +567,11 @@ impl BodyPass {
         let taint = left.join(right);
         if !taint.is_traced() {
             return taint;
+        }
+        if is_comparison(&b.op) && (is_text_literal(&b.left) || is_text_literal(&b.right)) {
+            // Arrays do not compare with strings or chars: this compares static values (a
+            // `#[tree(static)]` field, say), whatever they were computed from.
+            return Taint::Static;
         }
         self.borrow_operand(&mut b.left);
         self.borrow_operand(&mut b.right);
@@ -523,16 +592,33 @@ impl BodyPass {
         Taint::Traced
     }
 
-    /// A traced local used as an operator's operand is borrowed, so that code written for
-    /// `Copy` floats (`(1.0 - y) / (1.0 + y)`) does not move the array.
+    /// A traced local (or a field of one) used as an operator's operand is borrowed, so that
+    /// code written for `Copy` floats (`(1.0 - y) / (1.0 + y)`, `p.0 * p.1`) does not move
+    /// the array. A local may hold an `Array` or a `&Array`, so it goes through `Operand`; a
+    /// field is a place of its own type (an array, or a static number such as a
+    /// `#[tree(static)]` field), so `&` is enough and keeps `&model.depth * 2` working.
     fn borrow_operand(&self, e: &mut Expr) {
-        if let Expr::Path(p) = e {
-            if let Some(id) = p.path.get_ident() {
-                if self.scopes.get(&id.to_string()) == Some(Taint::Traced) {
-                    let borrowed = operand(e);
-                    *e = syn::parse_quote!(#borrowed);
-                }
+        match e {
+            Expr::Path(_) if self.is_traced_place(e) => {
+                let borrowed = operand(e);
+                *e = syn::parse_quote!(#borrowed);
             }
+            Expr::Field(_) if self.is_traced_place(e) => {
+                *e = syn::parse_quote_spanned!(e.span()=> &(#e));
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `e` is a traced local or a field of one.
+    fn is_traced_place(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|id| self.scopes.get(&id.to_string()) == Some(Taint::Traced)),
+            Expr::Field(f) => self.is_traced_place(&f.base),
+            _ => false,
         }
     }
 
@@ -548,6 +634,8 @@ impl BodyPass {
         let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
         if let [only] = segments.as_slice() {
             if let Some(t) = self.scopes.get(only) {
+                // A closure (or callable local).
+                self.clone_traced_args(&mut c.args);
                 return t.join(args);
             }
         }
@@ -556,38 +644,134 @@ impl BodyPass {
             return Taint::Traced;
         }
         let is_constructor = segments.iter().any(|s| s.starts_with(|c: char| c.is_uppercase()));
-        let is_plain = PLAIN_ROOTS.contains(&root)
-            || (segments.len() == 1 && PLAIN_FUNCTIONS.contains(&root));
+        let is_plain =
+            PLAIN_ROOTS.contains(&root) || (segments.len() == 1 && PLAIN_FUNCTIONS.contains(&root));
         if is_constructor || is_plain || !args.is_traced() {
             return args;
         }
         let span = p.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
         p.path.segments.push(syn::PathSegment::from(Ident::new("__rjax_traced", span)));
+        self.clone_traced_args(&mut c.args);
         Taint::Traced
     }
 
-    /// Macros: formatting macros may not format traced values; `vec![..]` is walked.
+    /// Traced locals passed by name to traced functions and closures are cloned (cheap: an
+    /// array shares its buffer, and a reference is copied), so that code written for `Copy`
+    /// floats (`let v = t(x) * s; v + x`) does not move the array.
+    fn clone_traced_args(&self, args: &mut Punctuated<Expr, Token![,]>) {
+        for arg in args.iter_mut() {
+            let is_traced_local = matches!(arg, Expr::Path(p) if p.path.get_ident().is_some_and(
+                |id| self.scopes.get(&id.to_string()) == Some(Taint::Traced)
+            ));
+            if is_traced_local {
+                *arg = syn::parse_quote!(::core::clone::Clone::clone(&#arg));
+            }
+        }
+    }
+
+    /// The traced locals named in `tokens`, each once.
+    fn traced_names_in(&self, tokens: TokenStream, out: &mut Vec<String>) {
+        for tt in tokens {
+            match tt {
+                TokenTree::Ident(id) => {
+                    let name = id.to_string();
+                    if self.scopes.get(&name) == Some(Taint::Traced) && !out.contains(&name) {
+                        out.push(name);
+                    }
+                }
+                TokenTree::Group(g) => self.traced_names_in(g.stream(), out),
+                TokenTree::Literal(_) | TokenTree::Punct(_) => {}
+            }
+        }
+    }
+
+    /// Macros: formatting macros may not format traced values; the elements of `vec![..]`
+    /// and the arrays of `debug_print!` are walked; other macros are traced when their tokens
+    /// name a traced local.
     fn mac(&mut self, mac: &mut Macro) -> Taint {
         let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
         if FORMATTING_MACROS.contains(&name.as_str()) {
-            if let Some(value) = self.traced_name(mac.tokens.clone()) {
-                self.error(check::refuse_print(mac.path.span(), &name, &value));
+            if let Some((at, value)) = self.traced_format_arg(mac) {
+                let e = if ASSERT_MACROS.contains(&name.as_str()) {
+                    check::refuse_assert(&at, &name, &value)
+                } else {
+                    check::refuse_print(&at, &name, &value)
+                };
+                self.error(e);
             }
             return Taint::Static;
         }
-        if name == "vec" {
-            let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
-            if let Ok(mut elems) = mac.parse_body_with(parser) {
-                let t = self.all(elems.iter_mut());
-                mac.tokens = elems.to_token_stream();
-                return t;
+        match name.as_str() {
+            "vec" => self.vec_macro(mac),
+            "debug_print" => {
+                self.debug_print(mac);
+                Taint::Static
             }
-            return Taint::Static;
+            _ if self.traced_name(mac.tokens.clone()).is_some() => Taint::Traced,
+            _ => Taint::Static,
         }
-        if name == "debug_print" {
-            return Taint::Static;
+    }
+
+    /// The first argument of a formatting macro whose value is traced (an inline capture in
+    /// the format string counts), with the traced local it names.
+    fn traced_format_arg(&mut self, mac: &Macro) -> Option<(TokenStream, String)> {
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        let Ok(args) = mac.parse_body_with(parser) else {
+            let value = self.traced_name(mac.tokens.clone())?;
+            return Some((mac.path.to_token_stream(), value));
+        };
+        for arg in &args {
+            // Named arguments: `println!("{v}", v = x)`.
+            let value = match arg {
+                Expr::Assign(a) => &*a.right,
+                other => other,
+            };
+            if let Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) = value {
+                if let Some(name) = self.traced_in_format(&s.value()) {
+                    return Some((s.to_token_stream(), name));
+                }
+            } else if self.taint_of(value).is_traced() {
+                return Some((value.to_token_stream(), self.describe(value)));
+            }
+        }
+        None
+    }
+
+    /// `vec![a, b]` and `vec![a; n]`: traced when an element is.
+    fn vec_macro(&mut self, mac: &mut Macro) -> Taint {
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        if let Ok(mut elems) = mac.parse_body_with(parser) {
+            let t = self.all(elems.iter_mut());
+            mac.tokens = elems.to_token_stream();
+            return t;
+        }
+        let tokens = &mac.tokens;
+        if let Ok(mut repeat) = syn::parse2::<syn::ExprRepeat>(quote!([#tokens])) {
+            self.expr(&mut repeat.len);
+            let t = self.expr(&mut repeat.expr);
+            let (elem, len) = (&repeat.expr, &repeat.len);
+            mac.tokens = quote!(#elem; #len);
+            return t;
         }
         Taint::Static
+    }
+
+    /// `rjax::debug_print!("..", a, b)`: the arrays are walked like any expression (so
+    /// operators borrow traced locals), and the format must hold plain `{}`s, which is all the
+    /// runtime fills in.
+    fn debug_print(&mut self, mac: &mut Macro) {
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        let Ok(mut args) = mac.parse_body_with(parser) else { return };
+        let mut args_iter = args.iter_mut();
+        if let Some(Expr::Lit(ExprLit { lit: Lit::Str(format), .. })) = args_iter.next() {
+            if !plain_placeholders(&format.value()) {
+                self.error(check::refuse_debug_print_format(&*format));
+            }
+        }
+        for arg in args_iter {
+            self.expr(arg);
+        }
+        mac.tokens = args.to_token_stream();
     }
 
     /// `if`: on a static condition it stays Rust's `if`; on a traced one both branches are
@@ -627,10 +811,9 @@ impl BodyPass {
         if let Some((_, other)) = &mut i.else_branch {
             self.expr(other);
         }
+        // The outer locals the branches assign are traced already: assigning a static one is
+        // refused above, and keeping it static spares the code after the `if` a second error.
         self.branches.pop();
-        for name in &assigned {
-            self.scopes.assign(name, Taint::Traced);
-        }
         *e = self.lower_if(i, &assigned);
         Taint::Traced
     }
@@ -642,25 +825,44 @@ impl BodyPass {
         if let Some((_, other)) = &i.else_branch {
             syn::visit::Visit::visit_expr(&mut found, other);
         }
-        let mut names: Vec<String> = found
-            .assigned
-            .into_iter()
-            .filter(|n| !found.declared.contains(n) && self.scopes.get(n).is_some())
-            .collect();
-        names.dedup();
+        let mut names: Vec<String> = Vec::new();
+        for name in found.assigned {
+            let outer = !found.declared.contains(&name) && self.scopes.get(&name).is_some();
+            if outer && !names.contains(&name) {
+                names.push(name);
+            }
+        }
         names
     }
 
+    /// The branches become closures that start from clones of the outer locals they assign
+    /// (returned as outputs and assigned back after the `cond`) and of the other traced locals
+    /// they use, so that neither branch moves a value the other branch, or the code after the
+    /// `if`, still uses.
     fn lower_if(&mut self, i: &ExprIf, assigned: &[String]) -> Expr {
         let span = i.if_token.span();
         let cond = &i.cond;
         let vars: Vec<Ident> = assigned.iter().map(|n| Ident::new(n, span)).collect();
         let outs: Vec<Ident> = (0..vars.len()).map(|k| format_ident!("__rjax_out{k}")).collect();
+        let mut used = Vec::new();
+        self.traced_names_in(i.then_branch.to_token_stream(), &mut used);
+        if let Some((_, other)) = &i.else_branch {
+            self.traced_names_in(other.to_token_stream(), &mut used);
+        }
+        let used: Vec<Ident> =
+            used.iter().filter(|n| !assigned.contains(n)).map(|n| Ident::new(n, span)).collect();
         self.fresh += 1;
         let value = format_ident!("__rjax_value");
         let branch = |body: TokenStream| {
             quote_spanned! {span=> |()| {
-                #( #[allow(unused_mut)] let mut #vars = ::core::clone::Clone::clone(&#vars); )*
+                #(
+                    #[allow(unused_mut, unused_assignments)]
+                    let mut #vars = ::core::clone::Clone::clone(&#vars);
+                )*
+                #(
+                    #[allow(unused_variables)]
+                    let #used = ::core::clone::Clone::clone(&#used);
+                )*
                 let #value = #body;
                 ( #(#vars,)* #value, )
             }}
@@ -710,6 +912,120 @@ fn weaken(e: &mut Expr) {
         Expr::Tuple(t) => t.elems.iter_mut().for_each(weaken),
         Expr::Paren(p) => weaken(&mut p.expr),
         _ => {}
+    }
+}
+
+fn is_comparison(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) | BinOp::Eq(_) | BinOp::Ne(_)
+    )
+}
+
+fn is_text(lit: &Lit) -> bool {
+    matches!(lit, Lit::Str(_) | Lit::ByteStr(_) | Lit::CStr(_) | Lit::Char(_))
+}
+
+/// A string, byte string or char literal: a value no array can equal.
+fn is_text_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(l) => is_text(&l.lit),
+        Expr::Reference(r) => is_text_literal(&r.expr),
+        Expr::Paren(p) => is_text_literal(&p.expr),
+        _ => false,
+    }
+}
+
+/// Whether a pattern holds a string, byte string or char literal.
+fn has_text_literal(pat: &Pat) -> bool {
+    match pat {
+        Pat::Lit(l) => is_text(&l.lit),
+        Pat::Or(p) => p.cases.iter().any(has_text_literal),
+        Pat::Tuple(p) => p.elems.iter().any(has_text_literal),
+        Pat::TupleStruct(p) => p.elems.iter().any(has_text_literal),
+        Pat::Slice(p) => p.elems.iter().any(has_text_literal),
+        Pat::Reference(p) => has_text_literal(&p.pat),
+        Pat::Paren(p) => has_text_literal(&p.pat),
+        Pat::Ident(p) => p.subpat.as_ref().is_some_and(|(_, sub)| has_text_literal(sub)),
+        Pat::Range(r) => r.start.iter().chain(r.end.iter()).any(|e| is_text_literal(e)),
+        _ => false,
+    }
+}
+
+/// Whether a `debug_print!` format holds only plain `{}` placeholders.
+fn plain_placeholders(format: &str) -> bool {
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('{', Some('{' | '}')) | ('}', Some('}')) => {
+                chars.next();
+            }
+            ('{', _) => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// The DType a cast to `ty` asks for.
+fn cast_dtype(ty: &Type) -> &'static str {
+    match type_name(ty).as_deref() {
+        Some("bool") => "Bool",
+        Some("i8") => "I8",
+        Some("i16") => "I16",
+        Some("i32" | "isize" | "usize") => "I32",
+        Some("i64") => "I64",
+        Some("u8") => "U8",
+        Some("u16") => "U16",
+        Some("u32") => "U32",
+        Some("u64") => "U64",
+        Some("f64") => "F64",
+        _ => "F32",
+    }
+}
+
+/// An index as written inside `s![..]`: `y[(i, j)]` becomes `i, j`.
+fn index_code(index: &Expr) -> String {
+    match index {
+        Expr::Tuple(t) => t.elems.iter().map(|e| check::code(e)).collect::<Vec<_>>().join(", "),
+        other => check::code(other),
+    }
+}
+
+/// What an assignment through an index did, as the `.at(..)` update that does it instead.
+enum Update {
+    Set(String),
+    Add(String),
+    Sub(String),
+    Mul(String),
+    Div(String),
+    Other,
+}
+
+impl Update {
+    fn compound(op: &BinOp, value: String) -> Update {
+        match op {
+            BinOp::AddAssign(_) => Update::Add(value),
+            BinOp::SubAssign(_) => Update::Sub(value),
+            BinOp::MulAssign(_) => Update::Mul(value),
+            BinOp::DivAssign(_) => Update::Div(value),
+            _ => Update::Other,
+        }
+    }
+
+    /// The method call that updates the selected elements, e.g. `.add(1.0)`.
+    fn method(self) -> String {
+        let simple = |v: &str| v.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        match self {
+            Update::Set(v) => format!(".set({v})"),
+            Update::Add(v) => format!(".add({v})"),
+            Update::Sub(v) if simple(&v) => format!(".add(-{v})"),
+            Update::Sub(v) => format!(".add(-({v}))"),
+            Update::Mul(v) => format!(".mul({v})"),
+            Update::Div(v) if simple(&v) => format!(".mul(1.0 / {v})"),
+            Update::Div(v) => format!(".mul(1.0 / ({v}))"),
+            Update::Other => ".set(new_values)".to_string(),
+        }
     }
 }
 

@@ -46,9 +46,13 @@ impl Mode {
 }
 
 /// Expands an annotated function, or returns every error found in it.
-pub fn function(attr: TokenStream, item: TokenStream, mode: Mode) -> Result<TokenStream, Vec<syn::Error>> {
+pub fn function(
+    attr: TokenStream,
+    item: TokenStream,
+    mode: Mode,
+) -> Result<TokenStream, Vec<syn::Error>> {
     if !attr.is_empty() {
-        return Err(vec![check::refuse_attr_args(attr.span(), mode.attr())]);
+        return Err(vec![check::refuse_attr_args(&attr, mode.attr())]);
     }
     let item: ItemFn = syn::parse2(item).map_err(|e| vec![e])?;
     let func = Func::parse(item)?;
@@ -119,7 +123,7 @@ fn generate(func: &Func, body: syn::Block, mode: Mode) -> TokenStream {
     );
     quote! {
         #(#attrs)*
-        #[allow(clippy::too_many_arguments)]
+        #[allow(clippy::too_many_arguments, unused_mut)]
         #vis #sig {
             #user_body
         }
@@ -134,7 +138,7 @@ fn generate(func: &Func, body: syn::Block, mode: Mode) -> TokenStream {
 
             /// The function's IR for these arguments, as traced and after simplification
             /// (like `jax.make_jaxpr`).
-            #[allow(clippy::too_many_arguments, unused_variables)]
+            #[allow(clippy::too_many_arguments, unused_variables, unused_mut)]
             pub fn jaxpr #generics (#params) -> ::rjax::TracedFunction #where_clause {
                 ::rjax::__private::trace_function(#name_text, &#args, |__rjax_leaves, __rjax_def| {
                     #unpack
@@ -154,16 +158,16 @@ fn traced_entry(func: &Func, body: syn::Block) -> TokenStream {
     let mut params = Vec::new();
     let mut lets = Vec::new();
     for p in &func.params {
-        let (name, ty) = (&p.name, &p.ty);
+        let (name, mutability, ty) = (&p.name, &p.mutability, &p.ty);
         match &p.kind {
             ParamKind::Scalar(dtype) => {
                 let dtype = format_ident!("{dtype}");
                 params.push(quote!(#name: impl ::rjax::__private::ScalarArg));
                 lets.push(quote_spanned! {ty.span()=>
-                    let #name: ::rjax::Array = ::rjax::__private::scalar_param(#name, ::rjax::DType::#dtype);
+                    let #mutability #name: ::rjax::Array = ::rjax::__private::scalar_param(#name, ::rjax::DType::#dtype);
                 });
             }
-            _ => params.push(quote!(#name: #ty)),
+            _ => params.push(quote!(#mutability #name: #ty)),
         }
     }
     let output = match &sig.output {
@@ -213,7 +217,8 @@ fn convert_value(ty: &Type, value: TokenStream) -> TokenStream {
     }
     match ty {
         Type::Tuple(t) if !t.elems.is_empty() => {
-            let parts: Vec<_> = (0..t.elems.len()).map(|k| format_ident!("__rjax_part{k}")).collect();
+            let parts: Vec<_> =
+                (0..t.elems.len()).map(|k| format_ident!("__rjax_part{k}")).collect();
             let converted = t.elems.iter().zip(&parts).map(|(ty, p)| convert_value(ty, quote!(#p)));
             quote!({ let (#(#parts,)*) = #value; (#(#converted,)*) })
         }

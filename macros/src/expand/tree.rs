@@ -5,6 +5,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, Index};
 
+use crate::check;
+
 /// Whether a field carries `#[tree(static)]`.
 fn is_static(field: &syn::Field) -> syn::Result<bool> {
     let mut found = false;
@@ -14,7 +16,8 @@ fn is_static(field: &syn::Field) -> syn::Result<bool> {
                 found = true;
                 Ok(())
             } else {
-                Err(meta.error("the only field option is #[tree(static)]"))
+                let path = &meta.path;
+                Err(check::refuse_tree_option(path, &check::code(path)))
             }
         })?;
     }
@@ -22,11 +25,16 @@ fn is_static(field: &syn::Field) -> syn::Result<bool> {
 }
 
 pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
-    let Data::Struct(data) = &input.data else {
-        return Err(syn::Error::new_spanned(
-            &input.ident,
-            "#[derive(Tree)] supports structs; for an enum, use a struct with one field per case",
-        ));
+    let data = match &input.data {
+        Data::Struct(data) => data,
+        Data::Enum(e) => {
+            let (keyword, name) = (&e.enum_token, &input.ident);
+            return Err(check::refuse_tree_not_struct(&quote!(#keyword #name), "enum"));
+        }
+        Data::Union(u) => {
+            let (keyword, name) = (&u.union_token, &input.ident);
+            return Err(check::refuse_tree_not_struct(&quote!(#keyword #name), "union"));
+        }
     };
     let name = &input.ident;
     let name_text = name.to_string();

@@ -1,8 +1,6 @@
 //! The signature model: which parameters are traced (and as what) and which are static.
 
-use proc_macro2::Span;
-use syn::spanned::Spanned;
-use syn::{FnArg, Ident, ItemFn, Pat, ReturnType, Type};
+use syn::{FnArg, GenericParam, Ident, ItemFn, Pat, ReturnType, Type};
 
 use crate::check;
 
@@ -13,7 +11,7 @@ pub enum ParamKind {
     Scalar(&'static str),
     /// An array or pytree of arrays; `owned` is the type it is rebuilt into from leaves, and
     /// `by_ref` says the function takes a reference to it.
-    Tree { owned: Type, by_ref: bool },
+    Tree { owned: Box<Type>, by_ref: bool },
     /// Integers, `bool`, `&str`, ...: static, part of the compile-cache key.
     Static,
 }
@@ -21,6 +19,8 @@ pub enum ParamKind {
 /// One parameter of the annotated function.
 pub struct Param {
     pub name: Ident,
+    /// `mut` when the parameter is declared `mut x: ..`.
+    pub mutability: Option<syn::Token![mut]>,
     pub ty: Type,
     pub kind: ParamKind,
 }
@@ -37,38 +37,46 @@ impl Func {
         let mut errors = Vec::new();
         let sig = &item.sig;
         if let Some(t) = &sig.asyncness {
-            errors.push(check::refuse_async(t.span()));
+            errors.push(check::refuse_async(t, true));
         }
         if let Some(t) = &sig.unsafety {
-            errors.push(check::refuse_unsafe(t.span()));
+            errors.push(check::refuse_unsafe(t));
         }
-        if let Some(t) = sig.generics.type_params().next() {
-            errors.push(check::refuse_type_generics(t.span()));
+        let generic = sig.generics.params.iter().find(|p| !matches!(p, GenericParam::Lifetime(_)));
+        if let Some(p) = generic {
+            errors.push(check::refuse_type_generics(p));
         }
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
-                FnArg::Receiver(r) => errors.push(check::refuse_method(r.span())),
+                FnArg::Receiver(r) => {
+                    errors.push(check::refuse_method(r, &sig.ident.to_string()));
+                }
                 FnArg::Typed(pt) => {
-                    let name = match &*pt.pat {
+                    let (name, mutability) = match &*pt.pat {
                         Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
-                            p.ident.clone()
+                            (p.ident.clone(), p.mutability)
                         }
                         other => {
-                            errors.push(check::refuse_param_pattern(other.span()));
+                            let (pattern, ty) = (check::code(other), check::code(&pt.ty));
+                            errors.push(check::refuse_param_pattern(other, &pattern, &ty));
                             continue;
                         }
                     };
                     match classify(&pt.ty) {
-                        Ok(kind) => params.push(Param { name, ty: (*pt.ty).clone(), kind }),
+                        Ok(kind) => {
+                            params.push(Param { name, mutability, ty: (*pt.ty).clone(), kind })
+                        }
                         Err(e) => errors.push(e),
                     }
                 }
             }
         }
         if let ReturnType::Type(_, ty) = &sig.output {
-            if let Some(span) = raw_pointer(ty) {
-                errors.push(check::refuse_raw_pointer(span));
+            if let Some(ptr) = raw_pointer(ty) {
+                errors.push(check::refuse_raw_pointer(ptr));
+            } else if type_name(ty).is_some_and(|n| n == "Result") {
+                errors.push(check::refuse_result_return(ty));
             }
         }
         if errors.is_empty() {
@@ -95,8 +103,8 @@ pub fn type_name(ty: &Type) -> Option<String> {
 }
 
 const STATIC_TYPES: &[&str] = &[
-    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-    "bool", "char", "str", "String", "DType",
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
+    "char", "str", "String", "DType",
 ];
 
 /// Whether a type is static (never traced).
@@ -117,8 +125,13 @@ pub fn scalar_dtype(ty: &Type) -> Option<&'static str> {
 }
 
 fn classify(ty: &Type) -> Result<ParamKind, syn::Error> {
-    if let Some(span) = raw_pointer(ty) {
-        return Err(check::refuse_raw_pointer(span));
+    if let Some(ptr) = raw_pointer(ty) {
+        return Err(check::refuse_raw_pointer(ptr));
+    }
+    if let Type::Reference(r) = ty {
+        if r.mutability.is_some() {
+            return Err(check::refuse_mut_ref(r));
+        }
     }
     if is_static_type(ty) {
         return Ok(ParamKind::Static);
@@ -127,30 +140,30 @@ fn classify(ty: &Type) -> Result<ParamKind, syn::Error> {
         return Ok(ParamKind::Scalar(dtype));
     }
     match ty {
-        Type::Reference(r) if r.mutability.is_some() => Err(check::refuse_mut_ref(r.span())),
         Type::Reference(r) => {
-            let owned = match &*r.elem {
+            let owned: Type = match &*r.elem {
                 Type::Slice(s) => {
                     let elem = &s.elem;
                     syn::parse_quote!(::std::vec::Vec<#elem>)
                 }
                 other => other.clone(),
             };
-            Ok(ParamKind::Tree { owned, by_ref: true })
+            Ok(ParamKind::Tree { owned: Box::new(owned), by_ref: true })
         }
-        Type::ImplTrait(t) => Err(check::refuse_impl_trait(t.span())),
-        other => Ok(ParamKind::Tree { owned: other.clone(), by_ref: false }),
+        Type::ImplTrait(t) => Err(check::refuse_impl_trait(t)),
+        other => Ok(ParamKind::Tree { owned: Box::new(other.clone()), by_ref: false }),
     }
 }
 
-/// The span of a raw pointer type anywhere in `ty`.
-pub fn raw_pointer(ty: &Type) -> Option<Span> {
+/// A raw pointer type anywhere in `ty`.
+pub fn raw_pointer(ty: &Type) -> Option<&syn::TypePtr> {
     match ty {
-        Type::Ptr(p) => Some(p.span()),
+        Type::Ptr(p) => Some(p),
         Type::Reference(r) => raw_pointer(&r.elem),
         Type::Slice(s) => raw_pointer(&s.elem),
         Type::Array(a) => raw_pointer(&a.elem),
         Type::Paren(p) => raw_pointer(&p.elem),
+        Type::Group(g) => raw_pointer(&g.elem),
         Type::Tuple(t) => t.elems.iter().find_map(raw_pointer),
         _ => None,
     }

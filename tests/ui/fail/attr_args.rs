@@ -1,0 +1,12 @@
+use rjax::prelude::*;
+
+#[jit(static_argnums = 1)]
+fn power(x: &Array, n: usize) -> Array {
+    let mut y = x.clone();
+    for _ in 1..n {
+        y = y * x;
+    }
+    y
+}
+
+fn main() {}

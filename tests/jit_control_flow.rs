@@ -189,7 +189,7 @@ fn abs_val(x: &Array) -> Array {
 #[jit]
 fn abs_val_scalar(x: f32) -> f32 {
     if x > 0.0 {
-        x.clone()
+        x
     } else {
         -x
     }
@@ -276,6 +276,19 @@ fn branch_assigns_two(x: &Array) -> (Array, Array) {
 }
 
 #[jit]
+fn branch_assigns_in_both(x: &Array) -> (Array, Array) {
+    let mut a = x * 2.0;
+    let mut b = x + 1.0;
+    if x.sum() > 0.0 {
+        a = a.exp();
+        b = &b * 3.0;
+    } else {
+        a = a.sin();
+    }
+    (a, b)
+}
+
+#[jit]
 fn branch_accumulates(x: &Array) -> Array {
     let mut acc = x.clone();
     if x.max() > 1.0 {
@@ -296,6 +309,12 @@ fn traced_if_assigns_outer_locals() {
     assert_eq!(vals(&b), vals(&((&pos + 1.0) * 3.0)));
     let (a, b) = branch_assigns_two(&neg);
     assert_eq!(vals(&a), vals(&(&neg * 2.0)), "untouched when the branch is not taken");
+    assert_eq!(vals(&b), vals(&(&neg + 1.0)));
+    let (a, b) = branch_assigns_in_both(&pos);
+    assert_eq!(vals(&a), vals(&(&pos * 2.0).exp()));
+    assert_eq!(vals(&b), vals(&((&pos + 1.0) * 3.0)));
+    let (a, b) = branch_assigns_in_both(&neg);
+    assert_eq!(vals(&a), vals(&(&neg * 2.0).sin()));
     assert_eq!(vals(&b), vals(&(&neg + 1.0)));
     let big = jnp::array([3.0f32, -1.0]);
     assert_eq!(vals(&branch_accumulates(&big)), vec![12.0, -4.0]);

@@ -179,6 +179,13 @@ impl Primitive for DebugPrint {
     }
 
     fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        if let Some(bad) = unsupported_placeholder(&self.format) {
+            return Err(format!(
+                "the format {:?} uses `{bad}`; debug_print fills only plain `{{}}` placeholders, \
+                 one per value",
+                self.format
+            ));
+        }
         let holes = format_pieces(&self.format).len() - 1;
         if holes != inputs.len() {
             return Err(format!(
@@ -210,6 +217,21 @@ impl Primitive for DebugPrint {
     }
 }
 
+/// The first placeholder other than `{}` (`{x}`, `{:.3}`), which debug_print does not fill.
+fn unsupported_placeholder(format: &str) -> Option<String> {
+    let mut rest = format;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        if let Some(tail) = after.strip_prefix('{').or_else(|| after.strip_prefix('}')) {
+            rest = tail;
+            continue;
+        }
+        let end = after.find('}').map_or(after.len(), |e| e + 1);
+        return Some(format!("{{{}", &after[..end]));
+    }
+    None
+}
+
 /// The literal text around each `{}` of a format (`{{` and `}}` are escaped braces).
 fn format_pieces(format: &str) -> Vec<String> {
     let mut pieces = vec![String::new()];
@@ -233,6 +255,13 @@ fn format_pieces(format: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::format_pieces;
+
+    #[test]
+    fn only_plain_placeholders_are_filled() {
+        assert_eq!(super::unsupported_placeholder("x = {}, {{literal}}"), None);
+        assert_eq!(super::unsupported_placeholder("x = {x}"), Some("{x}".to_string()));
+        assert_eq!(super::unsupported_placeholder("{} {:.3}"), Some("{:.3}".to_string()));
+    }
 
     #[test]
     fn format_pieces_split_on_placeholders() {

@@ -697,7 +697,7 @@ fn ir_lists_captured_constants_first() {
     f:f32[2,3] = add e a
   in (f,) }"
     );
-    let x = jnp::array(&[1.0f32, -1.0, 0.5]);
+    let x = jnp::array([1.0f32, -1.0, 0.5]);
     assert_eq!(vals(&with_constants(&x)), vec![1.0, 3.0, 8.5, 1.0, 3.0, 8.5]);
 }
 

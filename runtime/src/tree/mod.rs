@@ -167,7 +167,7 @@ impl TreeDef {
                 self.write(f, pos)?;
                 f.write_str(")")
             }
-            Node::Struct { name, fields } if fields.is_empty() => f.write_str(name),
+            Node::Struct { name, fields: [] } => f.write_str(name),
             Node::Struct { name, fields } => {
                 write!(f, "{name} {{ ")?;
                 for (i, field) in fields.iter().enumerate() {

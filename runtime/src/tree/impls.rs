@@ -114,7 +114,9 @@ impl<T: Unflatten, const N: usize> Unflatten for [T; N] {
     fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
         let n = seq_len(def);
         if n != N {
-            panic!("unflatten: the structure has a sequence of {n} where an array of {N} was expected");
+            panic!(
+                "unflatten: the structure has a sequence of {n} where an array of {N} was expected"
+            );
         }
         std::array::from_fn(|_| T::unflatten_from(def, leaves))
     }

@@ -49,9 +49,13 @@ fn per_call(mut f: impl FnMut()) -> f64 {
 
 fn summary() {
     let x = Array::from(3.0f32);
-    let scalar = per_call(|| drop(black_box(g(black_box(3.0)))));
+    let scalar = per_call(|| {
+        black_box(g(black_box(3.0)));
+    });
     let array = per_call(|| drop(black_box(g_array(black_box(&x)))));
-    let rust = per_call(|| drop(black_box(plain(black_box(3.0)))));
+    let rust = per_call(|| {
+        black_box(plain(black_box(3.0)));
+    });
     println!("\nW6 summary: cached jitted x*x + 1.0, per call (target <= 1 us)");
     let us = |s: f64| format!("{:.3} us", s * 1e6);
     common::report("rjax jit g(f32) -> f32", scalar, &us(scalar));

@@ -19,6 +19,22 @@ fn debug_print_survives_simplification_and_runs_with_the_plan() {
     assert_eq!(noisy::cache_info().traces, 1);
 }
 
+#[jit]
+fn noisy_branch(x: &Array) -> Array {
+    if x.sum() > 0.0 {
+        rjax::debug_print!("positive: {}", x);
+    }
+    x * 2.0
+}
+
+#[test]
+fn a_branch_that_prints_is_kept_though_its_value_is_unused() {
+    let x = jnp::arange(3.0);
+    assert_eq!(noisy_branch(&x).to_vec::<f32>().unwrap(), vec![0.0, 2.0, 4.0]);
+    let simplified = noisy_branch::jaxpr(&x).simplified.to_string();
+    assert!(simplified.contains("cond[") && simplified.contains("debug_print"), "{simplified}");
+}
+
 #[test]
 fn debug_print_works_eagerly() {
     rjax::debug_print!("x = {}, y = {}", jnp::arange(2), Array::from(1.5f32));

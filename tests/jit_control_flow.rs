@@ -715,3 +715,15 @@ fn ir_of_a_pytree_function() {
     );
     assert_eq!(traced.out_def.to_string(), "ProdSum { prod: *, sum: * }");
 }
+
+#[jit]
+fn integer_closure(x: &Array, k: usize) -> Array {
+    let axes: Vec<usize> = (0..x.ndim()).map(|a| a + k).collect();
+    x * axes.len() as f32
+}
+
+#[test]
+fn untyped_closure_parameters_may_hold_integers() {
+    let x = jnp::ones([2, 2]);
+    assert_eq!(integer_closure(&x, 3).to_vec::<f32>().unwrap(), vec![2.0; 4]);
+}

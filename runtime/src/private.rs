@@ -107,21 +107,9 @@ macro_rules! number_operand {
         }
     )*};
 }
-number_operand!(f32, f64, i32, i64, bool);
-
-/// Other integers (static fields, lengths) compare as `i64` (a static `if c.depth > 2` on a
-/// field the macro cannot tell from an array field).
-macro_rules! wide_integer_operand {
-    ($($t:ty),*) => {$(
-        impl Operand for $t {
-            type Out<'a> = i64;
-            fn operand(&self) -> i64 {
-                i64::try_from(*self).expect("a static integer operand fits in i64")
-            }
-        }
-    )*};
-}
-wide_integer_operand!(usize, u32, u64, isize, i8, i16, u8, u16);
+// Every Rust number: a closure parameter the macro takes for traced may hold one, and static
+// fields (`c.depth > 2`) compare through the same helpers.
+number_operand!(f32, f64, i32, i64, bool, usize, isize, u64, u32, u16, u8, i16, i8);
 
 /// A Rust literal as a weakly typed 0-d array (a branch of a traced `if` returning `0.0`).
 pub fn weak(value: impl ArrayLike) -> Array {

@@ -51,6 +51,22 @@ macro_rules! weak_scalar_like {
 }
 weak_scalar_like!(f32, f64, i32, i64);
 
+/// Other Rust integers (lengths, counters) are weakly typed integers too, held as `i64`.
+macro_rules! weak_integer_like {
+    ($($t:ty),*) => {$(
+        impl ArrayLike for $t {
+            #[track_caller]
+            fn into_array(self) -> Array {
+                match i64::try_from(self) {
+                    Ok(v) => Array::weak_scalar(v),
+                    Err(_) => panic!("the integer {self} does not fit in int64"),
+                }
+            }
+        }
+    )*};
+}
+weak_integer_like!(usize, isize, u64, u32, u16, u8, i16, i8);
+
 impl ArrayLike for bool {
     fn into_array(self) -> Array {
         Array::from(self)

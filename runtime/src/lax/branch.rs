@@ -87,7 +87,7 @@ where
         return branches[i](operands);
     }
     let boxed: Vec<Branch<'_, T, R>> =
-        branches.iter().map(|b| Box::new(move |t| b(t)) as Branch<'_, T, R>).collect();
+        branches.iter().map(|b| Box::new(*b) as Branch<'_, T, R>).collect();
     traced_branches("switch", &index, boxed, &operands)
 }
 

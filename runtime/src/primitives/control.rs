@@ -81,9 +81,19 @@ impl Primitive for Cond {
             .collect()
     }
 
+    fn has_effect(&self) -> bool {
+        self.branches.iter().any(|b| has_effect(b))
+    }
+
     fn with_subprograms(&self, programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {
         Some(Arc::new(Cond { branches: programs.into_iter().map(Arc::new).collect() }))
     }
+}
+
+/// Whether a sub-program does something besides computing (prints), so the equation that
+/// runs it must be kept, and not folded, even when its outputs are unused.
+fn has_effect(program: &Program) -> bool {
+    program.equations.iter().any(|e| e.prim.has_effect())
 }
 
 fn same_types(a: &[Aval], b: &[Aval]) -> bool {
@@ -158,6 +168,10 @@ impl Primitive for WhileLoop {
 
     fn subprograms(&self) -> Vec<(String, &Program)> {
         vec![("cond".to_string(), self.cond.as_ref()), ("body".to_string(), self.body.as_ref())]
+    }
+
+    fn has_effect(&self) -> bool {
+        has_effect(&self.cond) || has_effect(&self.body)
     }
 
     fn with_subprograms(&self, programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {

@@ -5,8 +5,10 @@
 //! rules that refuse untraceable constructs with spanned errors, and [`expand`] writes the
 //! Rust that traces, caches and runs the function through `rjax`'s runtime.
 //!
-//! On an error the user's item is emitted unchanged beside the `compile_error!`s, so the rest
-//! of the crate (and the IDE) keeps working.
+//! On an error the user's function is emitted beside the `compile_error!`s with its signature
+//! unchanged, so the rest of the crate (and the IDE) keeps working, but with its body left
+//! out: type-checking the body as plain Rust would add errors about constructs the traced
+//! version handles (`x > 0.0` on an array), which would bury the real message.
 
 mod check;
 mod expand;
@@ -44,7 +46,26 @@ fn entry(attr: TokenStream, item: TokenStream, mode: expand::Mode) -> TokenStrea
         Ok(tokens) => tokens.into(),
         Err(errors) => {
             let errors = errors.into_iter().map(syn::Error::into_compile_error);
-            quote!(#(#errors)* #item2).into()
+            let stand_in = signature_only(item2);
+            quote!(#(#errors)* #stand_in).into()
         }
+    }
+}
+
+/// The function with its body replaced, for a crate that does not compile anyway; an item
+/// that is not a function is kept as it is.
+fn signature_only(item: TokenStream2) -> TokenStream2 {
+    match syn::parse2::<syn::ItemFn>(item.clone()) {
+        Ok(f) => {
+            let (attrs, vis, sig) = (&f.attrs, &f.vis, &f.sig);
+            quote! {
+                #(#attrs)*
+                #[allow(unused_variables, unused_mut, unreachable_code)]
+                #vis #sig {
+                    ::core::unreachable!("this function failed to compile")
+                }
+            }
+        }
+        Err(_) => item,
     }
 }

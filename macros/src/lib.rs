@@ -19,21 +19,33 @@ use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
 
 /// Makes a function traceable: callable as usual (it runs op by op), and callable from other
-/// annotated functions, whose traces it is inlined into. See the `rjax` crate docs.
+/// annotated functions, whose traces it is inlined into.
+///
+/// `f32`/`f64` parameters are traced 0-d arrays; `Array`, `&Array` and pytrees of them are
+/// traced leaf by leaf; integers, `bool` and `&str` are static. Beside the function the macro
+/// defines a companion type of the same name: `f::jaxpr(args..)` returns the function's IR for
+/// those arguments, as traced and after simplification (`jax.make_jaxpr`). A traced call to
+/// `f` from another annotated function goes through that companion, so it works across
+/// modules and crates wherever `f` is in scope, and fails to resolve when `f` is not
+/// traceable. The `rjax` crate's README has a compiled example.
 #[proc_macro_attribute]
 pub fn traceable(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, expand::Mode::Traceable)
 }
 
-/// Compiles a function: the first call with a new signature traces it to IR, simplifies and
-/// plans it; later calls run the cached plan. See the `rjax` crate docs.
+/// Compiles a function: the first call with a new signature (argument shapes, dtypes, weak
+/// types, tree structure and static values) traces it to IR, simplifies and plans it; later
+/// calls hash the signature and run the cached plan. Inside another traced function it is
+/// inlined. Besides `f::jaxpr(..)`, the companion type offers `f::cache_info()` (plans, hits,
+/// misses, traces, time spent tracing). Everything `#[traceable]` accepts, `#[jit]` does.
 #[proc_macro_attribute]
 pub fn jit(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, expand::Mode::Jit)
 }
 
 /// Implements `rjax::Tree` and `rjax::Unflatten` for a struct whose fields are pytrees;
-/// fields marked `#[tree(static)]` are part of the structure, not leaves.
+/// fields marked `#[tree(static)]` (which must be `Clone + Hash + Debug + Send + Sync`) are
+/// part of the structure, not leaves, so a new value of one is a new `#[jit]` signature.
 #[proc_macro_derive(Tree, attributes(tree))]
 pub fn derive_tree(item: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(item as syn::DeriveInput);

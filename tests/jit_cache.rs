@@ -3,10 +3,12 @@
 //! cache, shape errors that point at the user's line, concretization (`.item()` on a traced
 //! value) and traced values escaping their trace.
 
+mod common;
+
 use std::cell::RefCell;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Barrier, Mutex, Once};
 
+use common::panic_text;
 use rjax::ir::trace::is_tracing;
 use rjax::prelude::*;
 
@@ -16,19 +18,6 @@ fn vals(a: &Array) -> Vec<f32> {
 
 fn info_of(info: rjax::CacheInfo) -> (u64, u64, u64, usize) {
     (info.traces, info.misses, info.hits, info.plans)
-}
-
-/// The panic message of `f`, which must panic.
-#[track_caller]
-fn panic_text(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        s.to_string()
-    } else {
-        panic!("panic payload is not text")
-    }
 }
 
 thread_local! {

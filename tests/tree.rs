@@ -2,8 +2,9 @@
 //! `#[derive(Tree)]` on named and tuple structs (with `#[tree(static)]` fields), `TreeDef`
 //! equality and printing, `tree::map`/`map2`, and `#[jit]` over a derived struct.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+mod common;
 
+use common::panic_text;
 use rjax::prelude::*;
 use rjax::tree::{Node, Unflatten};
 use rjax::TreeDef;
@@ -14,18 +15,6 @@ fn v(data: &[f32]) -> Array {
 
 fn vals(a: &Array) -> Vec<f32> {
     a.to_vec::<f32>().unwrap()
-}
-
-/// The panic message of `f`, which must panic.
-fn panic_text(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        s.to_string()
-    } else {
-        panic!("panic payload is not text")
-    }
 }
 
 /// Flattens `value`, checks its structure's text and leaf count, rebuilds it from the leaves

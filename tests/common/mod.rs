@@ -1,6 +1,7 @@
 //! Shared helpers for integration tests: golden cases computed with JAX and comparisons.
 #![allow(dead_code)]
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use rjax::prelude::*;
@@ -118,4 +119,17 @@ pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
         flat /= shape[ax];
     }
     idx
+}
+
+/// The panic message of `f`, which must panic.
+#[track_caller]
+pub fn panic_text(f: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else {
+        panic!("panic payload is not text")
+    }
 }

@@ -104,10 +104,15 @@ pub struct CacheInfo {
     pub trace_time: Duration,
 }
 
+/// What a cache hit needs, shared so the hot path clones one `Arc` and nothing else.
+struct Compiled {
+    plan: Plan,
+    out_def: TreeDef,
+}
+
 struct Entry {
     signature: Signature,
-    plan: Arc<Plan>,
-    out_def: TreeDef,
+    compiled: Arc<Compiled>,
 }
 
 /// The compile cache of one `#[jit]` function (the macro gives each its own `static`).
@@ -152,13 +157,17 @@ impl JitFunction {
             return body(leaves, &def);
         }
         let hash = signature_hash(&def, &leaves, statics);
-        if let Some((plan, out_def)) = self.lookup(hash, &def, &leaves, statics) {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-            return tree::unflatten(&out_def, plan.run(leaves));
-        }
-        self.misses.fetch_add(1, Ordering::Relaxed);
-        let (plan, out_def) = self.compile(hash, def, leaves.clone(), statics, body);
-        tree::unflatten(&out_def, plan.run(leaves))
+        let compiled = match self.lookup(hash, &def, &leaves, statics) {
+            Some(found) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                found
+            }
+            None => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                self.compile(hash, def, leaves.clone(), statics, body)
+            }
+        };
+        tree::unflatten(&compiled.out_def, compiled.plan.run(leaves))
     }
 
     fn lookup(
@@ -167,10 +176,10 @@ impl JitFunction {
         def: &TreeDef,
         leaves: &[Array],
         statics: u64,
-    ) -> Option<(Arc<Plan>, TreeDef)> {
+    ) -> Option<Arc<Compiled>> {
         let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
         let entry = plans.get(&hash)?.iter().find(|e| e.signature.matches(def, leaves, statics))?;
-        Some((entry.plan.clone(), entry.out_def.clone()))
+        Some(entry.compiled.clone())
     }
 
     fn compile<O: Unflatten>(
@@ -180,7 +189,7 @@ impl JitFunction {
         leaves: Vec<Array>,
         statics: u64,
         body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
-    ) -> (Arc<Plan>, TreeDef) {
+    ) -> Arc<Compiled> {
         // A body may call its own function again with concrete arguments (a new signature):
         // that call is traced on this thread while the lock is held, so it must not wait.
         let me = self as *const JitFunction as usize;
@@ -194,14 +203,15 @@ impl JitFunction {
         let start = Instant::now();
         let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
         let traced = trace_function(self.name, &leaves, |inputs, _| body(inputs, &def));
-        let plan = Arc::new(Plan::new(traced.simplified));
+        let compiled =
+            Arc::new(Compiled { plan: Plan::new(traced.simplified), out_def: traced.out_def });
         self.traces.fetch_add(1, Ordering::Relaxed);
         self.trace_nanos.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let signature = Signature { def, leaves: avals, statics };
-        let entry = Entry { signature, plan: plan.clone(), out_def: traced.out_def.clone() };
+        let entry = Entry { signature, compiled: compiled.clone() };
         let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
         plans.entry(hash).or_default().push(entry);
-        (plan, traced.out_def)
+        compiled
     }
 
     /// The cache's counters.

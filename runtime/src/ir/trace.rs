@@ -37,6 +37,28 @@ struct Frame {
 
 thread_local! {
     static STACK: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+    /// The user's span that equations bound by a transformation rule are attributed to.
+    static RULE_SPAN: std::cell::Cell<Option<Span>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `body` (a derivative or batching rule applied to an equation) with every primitive it
+/// binds attributed to `span`, the line of user code the equation came from, so errors and IR
+/// listings of transformed programs point at the user's code rather than at the rule.
+pub fn with_span<R>(span: Option<Span>, body: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Span>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            RULE_SPAN.with(|s| s.set(self.0));
+        }
+    }
+    let previous = RULE_SPAN.with(|s| s.replace(span.or(s.get())));
+    let _restore = Restore(previous);
+    body()
+}
+
+/// The span set by [`with_span`], if a rule is running.
+pub(crate) fn current_span() -> Option<Span> {
+    RULE_SPAN.with(|s| s.get())
 }
 
 static NEXT_TRACE: AtomicU64 = AtomicU64::new(1);

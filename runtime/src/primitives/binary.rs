@@ -5,11 +5,16 @@
 
 use half::{bf16, f16};
 
+use super::UnaryOp;
 use super::{describe, expect_arity, Aval, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::zip;
 use crate::shape::broadcast_shapes;
+use crate::transform::ad::ops::{
+    self, add, broadcast_to, div, mul, neg, scalar, select, unbroadcast,
+};
+use crate::transform::ad::{LinearArg, Tangent};
 
 /// An elementwise function of two operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,6 +145,118 @@ impl Primitive for BinaryOp {
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
     }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let (a, b) = (&primals[0], &primals[1]);
+        let out = super::bind1(self, &[a, b]);
+        let (ta, tb) = (&tangents[0], &tangents[1]);
+        let t = match self.kind() {
+            Kind::Comparison | Kind::Logical => None,
+            _ => {
+                let from_a = ta.as_ref().and_then(|t| self.partial_a(a, b, &out, t));
+                let from_b = tb.as_ref().and_then(|t| self.partial_b(a, b, &out, t));
+                ops::add_tangents(from_a, from_b).map(|t| broadcast_to(&t, out.shape()))
+            }
+        };
+        Ok((vec![out], vec![t]))
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = &cts[0] else { return Ok(vec![None, None]) };
+        let (a, b) = (&args[0], &args[1]);
+        let back = |ct: Array, arg: &LinearArg| Some(unbroadcast(&ct, &arg.aval().shape));
+        let both_linear = a.is_linear() && b.is_linear();
+        let cts = match (self, a.known(), b.known()) {
+            (BinaryOp::Add, _, _) => {
+                vec![a.is_linear().then(|| ct.clone()), b.is_linear().then(|| ct.clone())]
+            }
+            (BinaryOp::Sub, _, _) => {
+                vec![a.is_linear().then(|| ct.clone()), b.is_linear().then(|| neg(ct))]
+            }
+            (BinaryOp::Mul, None, Some(b)) => vec![Some(mul(ct, b)), None],
+            (BinaryOp::Mul, Some(a), None) => vec![None, Some(mul(a, ct))],
+            (BinaryOp::Div, None, Some(b)) => vec![Some(div(ct, b)), None],
+            _ if both_linear => {
+                return Err(format!(
+                    "{} of two differentiated values is not linear",
+                    self.op_name()
+                ))
+            }
+            _ => return Err(format!("{} is not linear in this operand", self.op_name())),
+        };
+        Ok(cts.into_iter().zip([a, b]).map(|(c, arg)| c.and_then(|c| back(c, arg))).collect())
+    }
+}
+
+impl BinaryOp {
+    /// The tangent contribution of operand `a` (tangent `t`) to `out = op(a, b)`, with JAX's
+    /// conventions: `max`/`min` ties give half to each side, `pow` has zero slope where the
+    /// exponent is 0.
+    fn partial_a(self, a: &Array, b: &Array, out: &Array, t: &Array) -> Tangent {
+        use BinaryOp::*;
+        let d = match self {
+            Add | Sub | Rem => t.clone(),
+            Mul => mul(t, b),
+            Div => div(t, b),
+            Pow => {
+                let zero = scalar(b, 0.0);
+                let b_minus_one = ops::sub(b, &scalar(b, 1.0));
+                let slope = mul(b, &ops::binary(Pow, a, &b_minus_one));
+                mul(t, &select(&ops::eq(b, &zero), &ops::zeros(&slope.aval()), &slope))
+            }
+            Max | Min => mul(t, &balanced_eq(a, out, b)),
+            Atan2 => mul(t, &div(b, &add(&mul(a, a), &mul(b, b)))),
+            NextAfter => return None,
+            Eq | Ne | Lt | Le | Gt | Ge | And | Or | Xor => return None,
+        };
+        Some(d)
+    }
+
+    /// The tangent contribution of operand `b` (tangent `t`) to `out = op(a, b)`.
+    fn partial_b(self, a: &Array, b: &Array, out: &Array, t: &Array) -> Tangent {
+        use BinaryOp::*;
+        let d = match self {
+            Add => t.clone(),
+            Sub => neg(t),
+            Mul => mul(a, t),
+            Div => neg(&mul(t, &div(&div(a, b), b))),
+            Rem => {
+                let q = div(a, b);
+                let whole = mul(
+                    &ops::unary(UnaryOp::Sign, &q),
+                    &ops::unary(UnaryOp::Floor, &ops::unary(UnaryOp::Abs, &q)),
+                );
+                neg(&mul(t, &whole))
+            }
+            Pow => {
+                // log(a) * a^b, with a = 0 replaced by 1 so the slope there is 0, not NaN.
+                let zero = scalar(a, 0.0);
+                let safe =
+                    select(&ops::eq(a, &zero), &ops::broadcast_to(&scalar(a, 1.0), a.shape()), a);
+                mul(t, &mul(&ops::unary(UnaryOp::Log, &safe), out))
+            }
+            Max | Min => mul(t, &balanced_eq(b, out, a)),
+            Atan2 => neg(&mul(t, &div(a, &add(&mul(a, a), &mul(b, b))))),
+            NextAfter => return None,
+            Eq | Ne | Lt | Le | Gt | Ge | And | Or | Xor => return None,
+        };
+        Some(d)
+    }
+}
+
+/// How much of `max(x, y) = z`'s slope goes to `x`: 1 where `x` alone attains `z`, 1/2 at a
+/// tie, 0 elsewhere (JAX's `_balanced_eq`).
+fn balanced_eq(x: &Array, z: &Array, y: &Array) -> Array {
+    let one = scalar(z, 1.0);
+    let zeros = ops::zeros(&z.aval());
+    let ones = ops::broadcast_to(&one, z.shape());
+    let num = select(&ops::eq(x, z), &ones, &zeros);
+    let den = select(&ops::eq(y, z), &ops::broadcast_to(&scalar(z, 2.0), z.shape()), &ones);
+    div(&num, &den)
 }
 
 type Operand<'a, T> = (&'a [T], &'a [usize]);

@@ -3,10 +3,16 @@
 
 use std::sync::Arc;
 
+use super::bind;
 use super::{describe, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::DType;
+use crate::ir::trace;
 use crate::ir::{eval_program, Program};
+use crate::transform::ad::ops;
+use crate::transform::ad::{
+    differentiable, jvp_eval, tangent_program, transpose_program, LinearArg, Tangent,
+};
 
 /// `cond`: runs `branches[index]` on the operands, where the first input is the index — a
 /// bool (false picks branch 0, true branch 1) or an integer, clamped into range as JAX does.
@@ -87,6 +93,52 @@ impl Primitive for Cond {
 
     fn with_subprograms(&self, programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {
         Some(Arc::new(Cond { branches: programs.into_iter().map(Arc::new).collect() }))
+    }
+
+    /// The primal outputs come from this `cond`; the tangents from a second one whose
+    /// branches are the branches' tangent programs (recomputing what they need), so the
+    /// second is linear in the tangents and transposes branch by branch.
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let refs: Vec<&Array> = primals.iter().collect();
+        let outs = bind(self, &refs);
+        let nonzero: Vec<bool> = tangents[1..].iter().map(Option::is_some).collect();
+        let branches =
+            self.branches.iter().map(|b| Arc::new(tangent_program(b, &nonzero))).collect();
+        let mut inputs = refs;
+        inputs.extend(tangents[1..].iter().flatten());
+        let mut out_tangents = bind(&Cond { branches }, &inputs).into_iter();
+        let tangents = outs
+            .iter()
+            .map(|o| differentiable(&o.aval()).then(|| out_tangents.next()).flatten())
+            .collect();
+        Ok((outs, tangents))
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(index) = args[0].known() else {
+            return Err("the branch index cannot be differentiated".to_string());
+        };
+        let linear: Vec<bool> = args[1..].iter().map(LinearArg::is_linear).collect();
+        let branches =
+            self.branches.iter().map(|b| Arc::new(transpose_program(b, &linear))).collect();
+        let out_avals = self.branches[0].output_avals();
+        let cts: Vec<Array> = cts
+            .iter()
+            .zip(&out_avals)
+            .filter(|(_, a)| differentiable(a))
+            .map(|(ct, a)| ops::instantiate(ct, a))
+            .collect();
+        let mut inputs: Vec<&Array> = vec![index];
+        inputs.extend(args[1..].iter().filter_map(LinearArg::known));
+        inputs.extend(cts.iter());
+        let mut in_cts = bind(&Cond { branches }, &inputs).into_iter();
+        let mut result = vec![None];
+        result.extend(args[1..].iter().map(|a| if a.is_linear() { in_cts.next() } else { None }));
+        Ok(result)
     }
 }
 
@@ -177,6 +229,94 @@ impl Primitive for WhileLoop {
     fn with_subprograms(&self, programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {
         let [cond, body]: [Program; 2] = programs.try_into().ok()?;
         Some(Arc::new(WhileLoop { cond: Arc::new(cond), body: Arc::new(body), ..self.clone() }))
+    }
+
+    /// Forward mode carries the tangents alongside the carry, in a second loop that
+    /// recomputes the primal one (whose outputs are the primal results).
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let refs: Vec<&Array> = primals.iter().collect();
+        let outs = bind(self, &refs);
+        let n = self.carry;
+        let (carry, consts) = primals.split_at(n);
+        let (cond_consts, body_consts) = consts.split_at(self.cond_consts);
+        let body_tangents = &tangents[n + self.cond_consts..];
+        let carry_avals: Vec<Aval> = carry.iter().map(Array::aval).collect();
+        let float: Vec<bool> = carry_avals.iter().map(differentiable).collect();
+        let carry_tangents: Vec<Array> = tangents[..n]
+            .iter()
+            .zip(&carry_avals)
+            .zip(&float)
+            .filter(|(_, f)| **f)
+            .map(|((t, a), _)| ops::instantiate(t, a))
+            .collect();
+        let nt = carry_tangents.len();
+        let const_tangents: Vec<&Array> = body_tangents.iter().flatten().collect();
+        let tangent_avals: Vec<Aval> = carry_tangents.iter().map(Array::aval).collect();
+        let cond = self.cond.clone();
+        let cond_avals: Vec<Aval> = carry_avals
+            .iter()
+            .chain(&tangent_avals)
+            .cloned()
+            .chain(cond_consts.iter().map(Array::aval))
+            .collect();
+        let cond = trace::trace_with(&cond_avals, |ins| {
+            let mut args: Vec<Array> = ins[..n].to_vec();
+            args.extend_from_slice(&ins[n + nt..]);
+            (eval_program(&cond, &args), ())
+        })
+        .program;
+        let body = self.body.clone();
+        let body_nonzero: Vec<bool> = body_tangents.iter().map(Option::is_some).collect();
+        let mut body_avals = cond_avals[..n + nt].to_vec();
+        body_avals.extend(body_consts.iter().map(Array::aval));
+        body_avals.extend(const_tangents.iter().map(|a| a.aval()));
+        let body = trace::trace_with(&body_avals, |ins| {
+            let (c, rest) = ins.split_at(n);
+            let (ct, rest) = rest.split_at(nt);
+            let (k, kt) = rest.split_at(body_consts.len());
+            let mut ct = ct.iter();
+            let mut kt = kt.iter();
+            let mut ts: Vec<Tangent> =
+                float.iter().map(|&f| if f { ct.next().cloned() } else { None }).collect();
+            ts.extend(body_nonzero.iter().map(|&nz| if nz { kt.next().cloned() } else { None }));
+            let args: Vec<Array> = c.iter().chain(k).cloned().collect();
+            let (next, next_t) = jvp_eval(&body, &args, &ts);
+            let mut result = next.clone();
+            result.extend(
+                next_t
+                    .iter()
+                    .zip(&next)
+                    .filter(|(_, o)| differentiable(&o.aval()))
+                    .map(|(t, o)| ops::instantiate(t, &o.aval())),
+            );
+            (result, ())
+        })
+        .program;
+        let joint = WhileLoop {
+            cond: Arc::new(cond),
+            body: Arc::new(body),
+            carry: n + nt,
+            cond_consts: self.cond_consts,
+        };
+        let mut inputs: Vec<&Array> = carry.iter().collect();
+        inputs.extend(carry_tangents.iter());
+        inputs.extend(cond_consts.iter());
+        inputs.extend(body_consts.iter());
+        inputs.extend(const_tangents);
+        let mut results = bind(&joint, &inputs).into_iter().skip(n);
+        let tangents = float.iter().map(|&f| if f { results.next() } else { None }).collect();
+        Ok((outs, tangents))
+    }
+
+    fn transpose(&self, _cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        Err("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop \
+             with a traced trip count (lax::while_loop / lax::fori_loop). Use forward mode \
+             (jvp, jacfwd), or a Rust loop with a static trip count, which is unrolled"
+            .to_string())
     }
 }
 

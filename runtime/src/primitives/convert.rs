@@ -3,6 +3,8 @@
 use super::{expect_arity, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::DType;
+use crate::transform::ad::ops::{bind_one, single_ct};
+use crate::transform::ad::{LinearArg, Tangent};
 
 /// Converts to `dtype` with NumPy's `astype` semantics: floats truncate toward zero into
 /// integers, integers wrap, anything nonzero is `true`.
@@ -33,5 +35,28 @@ impl Primitive for Convert {
             return vec![x.with_weak_type(out.weak)];
         }
         vec![Array::from_buffer(out.shape.clone(), x.buffer().cast(self.dtype), out.weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let out = bind_one(self, &[&primals[0]]);
+        let t =
+            tangents[0].as_ref().filter(|_| self.dtype.is_float()).map(|t| bind_one(self, &[t]));
+        Ok((vec![out], vec![t]))
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let x = args[0].aval();
+        let back = Convert { dtype: x.dtype, weak: x.weak };
+        Ok(vec![single_ct(cts).map(|ct| {
+            if ct.dtype() == x.dtype {
+                ct.clone()
+            } else {
+                bind_one(&back, &[ct])
+            }
+        })])
     }
 }

@@ -8,10 +8,13 @@
 
 use super::binary::Scalar;
 use super::{describe, expect_arity, Aval, Primitive};
+use super::{BinaryOp, BroadcastInDim, Iota};
 use crate::array::Array;
-use crate::dtype::Element;
+use crate::dtype::{DType, Element};
 use crate::exec::cpu::copy::{self, AxisLayout};
 use crate::shape::ShapeDisplay;
+use crate::transform::ad::ops::{self, bind_one, single_ct};
+use crate::transform::ad::{LinearArg, Tangent};
 
 /// What a gather or scatter does with an index that is out of bounds after negative indices are
 /// normalized (JAX's `GatherScatterMode`).
@@ -119,6 +122,59 @@ impl Primitive for Gather {
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
     }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let (x, idx) = (&primals[0], &primals[1]);
+        let out = bind_one(self, &[x, idx]);
+        let t = tangents[0].as_ref().map(|t| bind_one(self, &[t, idx]));
+        Ok((vec![out], vec![t]))
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = single_ct(cts) else { return Ok(vec![None, None]) };
+        let Some(idx) = args[1].known() else {
+            return Err("indices cannot be differentiated".into());
+        };
+        // Every gathered element sends its cotangent back to where it was read from; reads
+        // out of bounds (filled, not read) send nothing.
+        let zeros = ops::zeros(&args[0].aval());
+        let add = Scatter { axis: self.axis, op: ScatterOp::Add, mode: self.mode };
+        Ok(vec![Some(bind_one(&add, &[&zeros, idx, ct])), None])
+    }
+}
+
+impl Scatter {
+    /// Which index positions address an element of an axis of extent `n` (after negative
+    /// indices wrap); in clip mode all of them do.
+    fn in_bounds(&self, idx: &Array, n: usize) -> Array {
+        let all = ops::broadcast_to(&Array::from(true), idx.shape());
+        if self.mode.clips() {
+            return all;
+        }
+        let below = ops::binary(BinaryOp::Lt, idx, &ops::scalar(idx, n as f64));
+        if idx.dtype().is_signed_int() {
+            let above = ops::binary(BinaryOp::Ge, idx, &ops::scalar(idx, -(n as f64)));
+            return ops::binary(BinaryOp::And, &below, &above);
+        }
+        below
+    }
+
+    /// Which index positions' updates survive a `set` scatter into an axis of extent `n`:
+    /// in bounds, and the last among repeats of their index.
+    fn landed(&self, idx: &Array, n: usize) -> Array {
+        let ids = bind_one(&Iota { dtype: DType::I32, shape: vec![idx.size()], dimension: 0 }, &[]);
+        let ids = ops::reshape(&ids, idx.shape());
+        let idx32 = ops::convert(idx, DType::I32);
+        let none = ops::broadcast_to(&ops::scalar(&ids, -1.0), &[n]);
+        let one_axis = Scatter { axis: 0, op: ScatterOp::Set, mode: self.mode };
+        let winners = bind_one(&one_axis, &[&none, &idx32, &ids]);
+        let winner = bind_one(&Gather { axis: 0, mode: IndexMode::Clip }, &[&winners, &idx32]);
+        ops::binary(BinaryOp::And, &ops::eq(&winner, &ids), &self.in_bounds(idx, n))
+    }
 }
 
 /// How a scatter combines an update with the element it lands on.
@@ -207,6 +263,52 @@ impl Primitive for Scatter {
             T::wrap(dst)
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        if !matches!(self.op, ScatterOp::Set | ScatterOp::Add) {
+            return Err(format!("the derivative of {} is not implemented", self.name()));
+        }
+        let (x, idx, upd) = (&primals[0], &primals[1], &primals[2]);
+        let out = bind_one(self, &[x, idx, upd]);
+        let tx = ops::instantiate(&tangents[0], &x.aval());
+        let tu = ops::instantiate(&tangents[2], &upd.aval());
+        Ok((vec![out], vec![Some(bind_one(self, &[&tx, idx, &tu]))]))
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = single_ct(cts) else { return Ok(vec![None; 3]) };
+        let Some(idx) = args[1].known() else {
+            return Err("indices cannot be differentiated".into());
+        };
+        let upd = args[2].aval();
+        let (operand_ct, kept) = match self.op {
+            ScatterOp::Add => (ct.clone(), self.in_bounds(idx, ct.shape()[self.axis])),
+            ScatterOp::Set => {
+                // Overwritten elements get nothing; of repeated indices only the last update
+                // (the one that landed) gets the cotangent.
+                let cleared = bind_one(self, &[ct, idx, &ops::zeros(&upd)]);
+                (cleared, self.landed(idx, ct.shape()[self.axis]))
+            }
+            _ => return Err(format!("{} is not linear", self.name())),
+        };
+        let gather = Gather { axis: self.axis, mode: IndexMode::Clip };
+        let read = bind_one(&gather, &[ct, idx]);
+        let dims = (self.axis..self.axis + idx.ndim()).collect();
+        let kept = bind_one(
+            &BroadcastInDim { shape: upd.shape.clone(), broadcast_dimensions: dims },
+            &[&kept],
+        );
+        let updates_ct = ops::select(&kept, &read, &ops::zeros(&upd));
+        Ok(vec![
+            args[0].is_linear().then_some(operand_ct),
+            None,
+            args[2].is_linear().then_some(updates_ct),
+        ])
     }
 }
 

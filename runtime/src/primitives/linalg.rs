@@ -1,10 +1,13 @@
 //! `dot_general`: the contraction every matrix product is made of (JAX's `lax.dot_general`).
 
+use super::Transpose;
 use super::{describe, expect_arity, tuple, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::Element;
 use crate::exec::cpu::copy::transpose;
 use crate::exec::cpu::matmul::{batched_matmul, MatmulElement};
+use crate::transform::ad::ops::{self, bind_one, single_ct};
+use crate::transform::ad::{LinearArg, Tangent};
 
 /// Contracts `lhs` and `rhs` over paired axes, with paired batch axes. The output holds the
 /// batch axes, then `lhs`'s remaining axes, then `rhs`'s remaining axes, in order.
@@ -59,6 +62,47 @@ impl DotGeneral {
     }
 }
 
+impl DotGeneral {
+    /// The cotangent of the left operand (of shape `lhs`) given the output's cotangent `ct` and
+    /// the right operand `rhs`; `swapped` when this is the rule for the right operand with the
+    /// operands' roles exchanged (the output then holds `rhs`'s free axes first).
+    fn transpose_lhs(&self, ct: &Array, lhs: &[usize], rhs: &Array, swapped: bool) -> Array {
+        let lhs_free = Self::free(lhs.len(), &self.lhs_batch, &self.lhs_contract);
+        let rhs_free = Self::free(rhs.ndim(), &self.rhs_batch, &self.rhs_contract);
+        let nb = self.lhs_batch.len();
+        let ct_batch: Vec<usize> = (0..nb).collect();
+        // Where the output keeps the right operand's free axes.
+        let ct_rhs_free: Vec<usize> = if swapped {
+            (nb..nb + rhs_free.len()).collect()
+        } else {
+            (nb + lhs_free.len()..nb + lhs_free.len() + rhs_free.len()).collect()
+        };
+        // ct . rhs, contracting the right operand's free axes, gives the batch axes, the left
+        // operand's free axes, then its contracted ones in the right operand's axis order.
+        let product = DotGeneral {
+            lhs_contract: ct_rhs_free,
+            rhs_contract: rhs_free,
+            lhs_batch: ct_batch,
+            rhs_batch: self.rhs_batch.clone(),
+        };
+        let raw = bind_one(&product, &[ct, rhs]);
+        let mut order: Vec<usize> = (0..self.rhs_contract.len()).collect();
+        order.sort_by_key(|&i| self.rhs_contract[i]);
+        let mut layout: Vec<usize> = self.lhs_batch.clone();
+        layout.extend(&lhs_free);
+        layout.extend(order.iter().map(|&i| self.lhs_contract[i]));
+        // `raw` axis k is lhs axis layout[k]; put them back in order.
+        let mut permutation = vec![0; layout.len()];
+        for (k, &axis) in layout.iter().enumerate() {
+            permutation[axis] = k;
+        }
+        if permutation.iter().enumerate().all(|(i, &p)| i == p) {
+            return raw;
+        }
+        bind_one(&Transpose { permutation }, &[&raw])
+    }
+}
+
 impl Primitive for DotGeneral {
     fn params(&self) -> String {
         format!(
@@ -97,6 +141,37 @@ impl Primitive for DotGeneral {
             T::wrap(self.contract(l, lhs.shape(), r, rhs.shape()))
         });
         vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let (a, b) = (&primals[0], &primals[1]);
+        let out = bind_one(self, &[a, b]);
+        let from_a = tangents[0].as_ref().map(|t| bind_one(self, &[t, b]));
+        let from_b = tangents[1].as_ref().map(|t| bind_one(self, &[a, t]));
+        Ok((vec![out], vec![ops::add_tangents(from_a, from_b)]))
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = single_ct(cts) else { return Ok(vec![None, None]) };
+        match (args[0].known(), args[1].known()) {
+            (None, Some(b)) => {
+                Ok(vec![Some(self.transpose_lhs(ct, &args[0].aval().shape, b, false)), None])
+            }
+            (Some(a), None) => {
+                let swapped = DotGeneral {
+                    lhs_contract: self.rhs_contract.clone(),
+                    rhs_contract: self.lhs_contract.clone(),
+                    lhs_batch: self.rhs_batch.clone(),
+                    rhs_batch: self.lhs_batch.clone(),
+                };
+                Ok(vec![None, Some(swapped.transpose_lhs(ct, &args[1].aval().shape, a, true))])
+            }
+            _ => Err("a product of two differentiated values is not linear".to_string()),
+        }
     }
 }
 

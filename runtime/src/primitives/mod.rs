@@ -2,7 +2,9 @@
 //!
 //! Each family lives in one file that holds, for each of its primitives, everything the system
 //! knows about it: its name, its shape and dtype rule ([`Aval`]s in, `Aval`s out, or a message
-//! saying why the inputs do not fit) and its evaluation on CPU buffers. User-facing functions in
+//! saying why the inputs do not fit), its evaluation on CPU buffers, its forward-mode derivative
+//! (jvp) and, for primitives linear in some operands, its transpose (reverse mode is
+//! linearize + transpose, as in JAX; see [`crate::transform::ad`]). User-facing functions in
 //! [`jnp`](crate::jnp) handle NumPy conveniences (type promotion, weak scalars, axis arguments)
 //! and then [`bind`] primitives, which check their inputs and run.
 
@@ -25,6 +27,7 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::ir::{trace, Program, Span};
 use crate::shape::ShapeDisplay;
+use crate::transform::ad::{LinearArg, Tangent};
 
 pub use binary::BinaryOp;
 pub use control::{Cond, DebugPrint, WhileLoop};
@@ -85,6 +88,25 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     fn cse_allowed(&self) -> bool {
         self.subprograms().is_empty() && !self.has_effect()
     }
+    /// Forward-mode derivative: the outputs at `primals` and their tangents, given the
+    /// operands' tangents (`None` is a symbolic zero, as for integer operands). Rules bind
+    /// primitives that have rules themselves, so derivatives nest to any order. Called only
+    /// when some tangent is nonzero.
+    fn jvp(
+        &self,
+        _primals: &[Array],
+        _tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        Err("differentiation is not defined for this operation".to_string())
+    }
+    /// Reverse-mode rule of a primitive linear in its [`LinearArg::Linear`] operands: given
+    /// the outputs' cotangents (`None` = zero), the cotangent of each operand (`None` for the
+    /// known ones and for zeros).
+    fn transpose(&self, _cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        Err("it is not linear in its differentiated operands, so it cannot be transposed for \
+             reverse-mode differentiation"
+            .to_string())
+    }
 }
 
 /// Copies a primitive into a shared handle, so the IR can keep what `bind` was given.
@@ -103,7 +125,8 @@ impl<T: Primitive + Clone + 'static> PrimitiveClone for T {
 /// operand is traced, records it into the trace being built (see [`crate::ir::trace`]).
 #[track_caller]
 pub fn bind(prim: &dyn Primitive, inputs: &[&Array]) -> Vec<Array> {
-    bind_at(prim, inputs, Some(Span::of(Location::caller())))
+    let span = trace::current_span().unwrap_or_else(|| Span::of(Location::caller()));
+    bind_at(prim, inputs, Some(span))
 }
 
 /// [`bind`] with an explicit source span (used when re-binding an equation of a program).

@@ -11,10 +11,13 @@ use half::{bf16, f16};
 
 use super::binary::Scalar;
 use super::{expect_arity, tuple, Aval, Primitive};
+use super::{BroadcastInDim, Pad, Transpose};
 use crate::array::{Array, Buffer};
 use crate::dtype::DType;
 use crate::exec::cpu::elementwise::map;
 use crate::exec::cpu::reduce::{arg_reduce, reduce, scan, Fold};
+use crate::transform::ad::ops::{self, bind_one, single_ct};
+use crate::transform::ad::{LinearArg, Tangent};
 
 /// How a fold over axes combines elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -55,6 +58,41 @@ pub struct Reduce {
     pub op: ReduceOp,
     /// Distinct axes in `0..rank`, in any order.
     pub axes: Vec<usize>,
+}
+
+impl Reduce {
+    /// Broadcasts a reduced value back over the reduced axes of an operand of `shape`.
+    fn expand(&self, reduced: &Array, shape: &[usize]) -> Array {
+        let kept = (0..shape.len()).filter(|a| !self.axes.contains(a)).collect();
+        bind_one(&BroadcastInDim { shape: shape.to_vec(), broadcast_dimensions: kept }, &[reduced])
+    }
+
+    /// The tangent of a product along `t`: each element's tangent times the product of the
+    /// others, computed from exclusive running products so zeros need no division.
+    fn prod_tangent(&self, x: &Array, t: &Array) -> Array {
+        let rank = x.ndim();
+        let kept: Vec<usize> = (0..rank).filter(|a| !self.axes.contains(a)).collect();
+        let mut permutation = kept.clone();
+        permutation.extend(&self.axes);
+        let mut shape: Vec<usize> = kept.iter().map(|&a| x.shape()[a]).collect();
+        shape.push(self.axes.iter().map(|&a| x.shape()[a]).product());
+        let last = shape.len() - 1;
+        let flat = |a: &Array| {
+            ops::reshape(&bind_one(&Transpose { permutation: permutation.clone() }, &[a]), &shape)
+        };
+        let (xf, tf) = (flat(x), flat(t));
+        let one = ops::scalar(x, 1.0).with_weak_type(false);
+        let shifted = |reverse: bool| {
+            let running = bind_one(&Cumulative { op: CumOp::Prod, axis: last, reverse }, &[&xf]);
+            let mut low = vec![0i64; shape.len()];
+            let mut high = vec![0i64; shape.len()];
+            (low[last], high[last]) = if reverse { (-1, 1) } else { (1, -1) };
+            bind_one(&Pad { low, high, interior: vec![0; shape.len()] }, &[&running, &one])
+        };
+        let others = ops::mul(&shifted(false), &shifted(true));
+        let sum = Reduce { op: ReduceOp::Sum, axes: vec![last] };
+        bind_one(&sum, &[&ops::mul(&tf, &others)])
+    }
 }
 
 /// Which element an [`ArgReduce`] finds.
@@ -174,6 +212,37 @@ impl Primitive for Reduce {
             Buffer::U64(v) => Buffer::U64(fold_numbers(op, v, shape, axes, same)),
         };
         vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let x = &primals[0];
+        let y = bind_one(self, &[x]);
+        let t = tangents[0].as_ref().expect("jvp rules run with a nonzero tangent");
+        let sum = Reduce { op: ReduceOp::Sum, axes: self.axes.clone() };
+        let ty = match self.op {
+            ReduceOp::Sum => Some(bind_one(self, &[t])),
+            ReduceOp::Max | ReduceOp::Min => {
+                // Tied extremes share the slope equally (JAX's convention).
+                let at = ops::eq(x, &self.expand(&y, x.shape()));
+                let mask = ops::convert(&at, x.dtype());
+                let hits = bind_one(&sum, &[&mask]);
+                Some(ops::div(&bind_one(&sum, &[&ops::mul(t, &mask)]), &hits))
+            }
+            ReduceOp::Prod => Some(self.prod_tangent(x, t)),
+            ReduceOp::And | ReduceOp::Or => None,
+        };
+        Ok((vec![y], vec![ty]))
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        if self.op != ReduceOp::Sum {
+            return Err(format!("{} is not linear", self.op.op_name()));
+        }
+        Ok(vec![single_ct(cts).map(|ct| self.expand(ct, &args[0].aval().shape))])
     }
 }
 
@@ -377,6 +446,25 @@ impl Primitive for Cumulative {
             Buffer::U64(v) => Buffer::U64(scan_numbers(op, v, shape, axis, rev, same, same)),
         };
         vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        if self.op != CumOp::Sum {
+            return Err(format!("the derivative of {} is not implemented", self.name()));
+        }
+        ops::linear_jvp(self, primals, tangents)
+    }
+
+    fn transpose(&self, cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        if self.op != CumOp::Sum {
+            return Err(format!("{} is not linear", self.name()));
+        }
+        let back = Cumulative { reverse: !self.reverse, ..*self };
+        Ok(vec![single_ct(cts).map(|ct| bind_one(&back, &[ct]))])
     }
 }
 

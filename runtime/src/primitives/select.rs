@@ -5,6 +5,8 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::exec::cpu::elementwise::zip3;
 use crate::shape::broadcast_shapes;
+use crate::transform::ad::ops::{self, bind_one, single_ct};
+use crate::transform::ad::{LinearArg, Tangent};
 
 /// `select(pred, on_true, on_false)`; the three operands broadcast together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,5 +50,37 @@ impl Primitive for Select {
             ))
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let (p, a, b) = (&primals[0], &primals[1], &primals[2]);
+        let out = bind_one(self, &[p, a, b]);
+        let ta = ops::instantiate(&tangents[1], &a.aval());
+        let tb = ops::instantiate(&tangents[2], &b.aval());
+        let t = ops::broadcast_to(&bind_one(self, &[p, &ta, &tb]), out.shape());
+        Ok((vec![out], vec![Some(t)]))
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = single_ct(cts) else { return Ok(vec![None; 3]) };
+        let Some(p) = args[0].known() else {
+            return Err("the predicate cannot be differentiated".to_string());
+        };
+        let zeros = ops::zeros(&ct.aval());
+        let branch = |arg: &LinearArg, on_true: bool| {
+            arg.is_linear().then(|| {
+                let picked = if on_true {
+                    bind_one(self, &[p, ct, &zeros])
+                } else {
+                    bind_one(self, &[p, &zeros, ct])
+                };
+                ops::unbroadcast(&picked, &arg.aval().shape)
+            })
+        };
+        Ok(vec![None, branch(&args[1], true), branch(&args[2], false)])
     }
 }

@@ -10,6 +10,8 @@ use crate::dtype::{DType, Element};
 use crate::exec::cpu::copy::{self, PadAxis};
 use crate::exec::cpu::elementwise::build;
 use crate::shape::{contiguous_strides, size, ShapeDisplay};
+use crate::transform::ad::ops::{self, bind_one, linear_jvp, single_ct};
+use crate::transform::ad::{LinearArg, Tangent};
 
 /// The output aval: the operand's dtype and weak flag with a new shape.
 fn reshaped(x: &Aval, shape: Vec<usize>) -> Vec<Aval> {
@@ -48,6 +50,18 @@ impl Primitive for Reshape {
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
         // Arrays are always contiguous, so a reshape only relabels the shared buffer.
         vec![inputs[0].with_shape(outputs[0].shape.clone())]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        Ok(vec![single_ct(cts).map(|ct| ops::reshape(ct, &args[0].aval().shape))])
     }
 }
 
@@ -93,6 +107,22 @@ impl Primitive for Transpose {
             T::wrap(copy::transpose(v, x.shape(), &self.permutation))
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    fn transpose(&self, cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let mut inverse = vec![0; self.permutation.len()];
+        for (i, &p) in self.permutation.iter().enumerate() {
+            inverse[p] = i;
+        }
+        Ok(vec![single_ct(cts).map(|ct| bind_one(&Transpose { permutation: inverse }, &[ct]))])
     }
 }
 
@@ -171,6 +201,31 @@ impl Primitive for BroadcastInDim {
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
     }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = single_ct(cts) else { return Ok(vec![None]) };
+        let x = args[0].aval();
+        let dims = &self.broadcast_dimensions;
+        if dims.windows(2).any(|w| w[0] > w[1]) {
+            return Err("broadcast_dimensions must be increasing to be transposed".to_string());
+        }
+        // Sum over the output axes the operand did not have and those it had with extent 1.
+        let summed = (0..self.shape.len())
+            .filter(|ax| match dims.iter().position(|d| d == ax) {
+                None => true,
+                Some(i) => x.shape[i] == 1 && self.shape[*ax] != 1,
+            })
+            .collect();
+        Ok(vec![Some(ops::reshape(&ops::sum_axes(ct, summed), &x.shape))])
+    }
 }
 
 /// `concatenate`: operands of one dtype and rank, equal in shape except along `dimension`,
@@ -228,6 +283,34 @@ impl Primitive for Concatenate {
             T::wrap(copy::concatenate(&parts, outer))
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = single_ct(cts) else { return Ok(vec![None; args.len()]) };
+        let axis = self.dimension;
+        let mut start = 0;
+        let mut out = Vec::with_capacity(args.len());
+        for arg in args {
+            let shape = arg.aval().shape;
+            let mut start_indices = vec![0; shape.len()];
+            start_indices[axis] = start;
+            let mut limit_indices = ct.shape().to_vec();
+            limit_indices[axis] = start + shape[axis];
+            start += shape[axis];
+            out.push(arg.is_linear().then(|| {
+                let strides = vec![1; shape.len()];
+                bind_one(&Slice { start_indices, limit_indices, strides }, &[ct])
+            }));
+        }
+        Ok(out)
     }
 }
 
@@ -300,6 +383,35 @@ impl Primitive for Slice {
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
     }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = single_ct(cts) else { return Ok(vec![None]) };
+        let x = args[0].aval();
+        if ct.size() == 0 {
+            return Ok(vec![Some(ops::zeros(&x))]);
+        }
+        // Scatter the slice back: zeros before, between strided elements and after.
+        let mut low = Vec::new();
+        let mut high = Vec::new();
+        let mut interior = Vec::new();
+        for ax in 0..x.shape.len() {
+            let (start, stride, n) = (self.start_indices[ax], self.strides[ax], ct.shape()[ax]);
+            let last = start + (n - 1) * stride;
+            low.push(start as i64);
+            high.push((x.shape[ax] - last - 1) as i64);
+            interior.push(stride - 1);
+        }
+        let zero = ops::scalar(ct, 0.0).with_weak_type(false);
+        Ok(vec![Some(bind_one(&Pad { low, high, interior }, &[ct, &zero]))])
+    }
 }
 
 /// `rev`: reverses the order of elements along each of `dimensions`.
@@ -345,6 +457,18 @@ impl Primitive for Rev {
             T::wrap(copy::strided_copy(v, offset, &strides, &out.shape))
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    fn transpose(&self, cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        Ok(vec![single_ct(cts).map(|ct| bind_one(self, &[ct]))])
     }
 }
 
@@ -422,6 +546,38 @@ impl Primitive for Pad {
             T::wrap(copy::pad(v, &axes, &out.shape, value))
         });
         vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let Some(ct) = single_ct(cts) else { return Ok(vec![None, None]) };
+        // Undo the edge padding (cropping what was padded, re-padding what was cropped),
+        // then take every (interior + 1)-th element.
+        let unpad = Pad {
+            low: self.low.iter().map(|l| -l).collect(),
+            high: self.high.iter().map(|h| -h).collect(),
+            interior: vec![0; self.low.len()],
+        };
+        let zero = ops::scalar(ct, 0.0).with_weak_type(false);
+        let unpadded = bind_one(&unpad, &[ct, &zero]);
+        let strided = Slice {
+            start_indices: vec![0; self.low.len()],
+            limit_indices: unpadded.shape().to_vec(),
+            strides: self.interior.iter().map(|i| i + 1).collect(),
+        };
+        let operand_ct = bind_one(&strided, &[&unpadded]);
+        let value_ct = args[1].is_linear().then(|| {
+            let all = |a: &Array| ops::sum_axes(a, (0..a.ndim()).collect());
+            ops::sub(&all(ct), &all(&operand_ct))
+        });
+        Ok(vec![args[0].is_linear().then_some(operand_ct), value_ct])
     }
 }
 

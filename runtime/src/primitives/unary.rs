@@ -7,6 +7,8 @@ use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::map;
 use crate::exec::cpu::xla_math::{erf_f32, erf_inv_f32, erf_inv_f64};
+use crate::transform::ad::ops::{self, add, div, mul, neg, scalar, scale, select, unary};
+use crate::transform::ad::{LinearArg, Tangent};
 
 /// An elementwise function of one operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -178,6 +180,83 @@ impl Primitive for UnaryOp {
         };
         vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
     }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let x = &primals[0];
+        let y = super::bind1(self, &[x]);
+        let t = tangents[0].as_ref().expect("jvp rules run with a nonzero tangent");
+        let ty = derivative(*self, x, &y, t);
+        Ok((vec![y], vec![ty]))
+    }
+
+    fn transpose(&self, cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        match self {
+            UnaryOp::Neg => Ok(vec![cts[0].as_ref().map(neg)]),
+            _ => Err(format!("{} is not linear", self.op_name())),
+        }
+    }
+}
+
+/// The tangent of `y = op(x)` along `t`, following JAX's conventions at kinks: `abs` has
+/// slope 1 at 0, `sign`, `floor`, `ceil` and `round` have zero derivative, `sqrt` at 0 is inf.
+fn derivative(op: UnaryOp, x: &Array, y: &Array, t: &Array) -> Tangent {
+    use UnaryOp::*;
+    let c = |v: f64| scalar(x, v);
+    let one_minus_sq = |v: &Array| ops::sub(&c(1.0), &mul(v, v));
+    let d = match op {
+        Neg => neg(t),
+        Abs => {
+            let nonneg = ops::binary(super::BinaryOp::Ge, x, &c(0.0));
+            select(&nonneg, t, &neg(t))
+        }
+        Sign | Floor | Ceil | Round | IsNan | IsFinite | Not => return None,
+        Square => mul(t, &scale(x, 2.0)),
+        Exp => mul(t, y),
+        Exp2 => mul(t, &scale(y, std::f64::consts::LN_2)),
+        Log => div(t, x),
+        Log1p => div(t, &add(&c(1.0), x)),
+        Expm1 => mul(t, &add(y, &c(1.0))),
+        Sqrt => div(t, &scale(y, 2.0)),
+        Rsqrt => mul(t, &div(&scale(y, -0.5), x)),
+        Cbrt => mul(t, &div(y, &scale(x, 3.0))),
+        Reciprocal => mul(t, &neg(&mul(y, y))),
+        Sin => mul(t, &unary(Cos, x)),
+        Cos => mul(t, &neg(&unary(Sin, x))),
+        Tan => mul(t, &add(&c(1.0), &mul(y, y))),
+        Asin => mul(t, &unary(Rsqrt, &one_minus_sq(x))),
+        Acos => mul(t, &neg(&unary(Rsqrt, &one_minus_sq(x)))),
+        Atan => div(t, &add(&c(1.0), &mul(x, x))),
+        Sinh => mul(t, &unary(Cosh, x)),
+        Cosh => mul(t, &unary(Sinh, x)),
+        Tanh => mul(t, &one_minus_sq(y)),
+        Asinh => mul(t, &unary(Rsqrt, &add(&mul(x, x), &c(1.0)))),
+        Acosh => {
+            let below = ops::sub(x, &c(1.0));
+            let above = add(x, &c(1.0));
+            mul(t, &unary(Rsqrt, &mul(&below, &above)))
+        }
+        Atanh => div(t, &one_minus_sq(x)),
+        Logistic => mul(t, &mul(y, &ops::sub(&c(1.0), y))),
+        Erf => {
+            let gauss = unary(Exp, &neg(&mul(x, x)));
+            mul(t, &scale(&gauss, std::f64::consts::FRAC_2_SQRT_PI))
+        }
+        ErfInv => {
+            let e = unary(Exp, &mul(y, y));
+            mul(t, &scale(&e, std::f64::consts::PI.sqrt() / 2.0))
+        }
+        IntegerPow(0) => return None,
+        IntegerPow(1) => t.clone(),
+        IntegerPow(n) => {
+            let lower = if n == 2 { x.clone() } else { unary(IntegerPow(n - 1), x) };
+            mul(t, &scale(&lower, n as f64))
+        }
+    };
+    Some(d)
 }
 
 /// Half-precision floats compute in f32 and round back, as XLA does on CPU.

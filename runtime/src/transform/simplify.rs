@@ -97,7 +97,7 @@ fn fold(eqn: &Equation, inputs: &[Atom], program: &Program) -> Option<Vec<Array>
     Some(eqn.prim.eval(&consts, &avals))
 }
 
-fn eliminate_dead_code(program: &Program) -> Program {
+pub(crate) fn eliminate_dead_code(program: &Program) -> Program {
     let mut live: HashSet<Var> = program
         .outputs
         .iter()

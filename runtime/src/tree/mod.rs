@@ -131,6 +131,45 @@ impl TreeDef {
         self.nodes.iter().filter(|n| matches!(n, Node::Leaf)).count()
     }
 
+    /// The structure of a tuple of trees of these structures.
+    pub fn tuple(parts: &[TreeDef]) -> TreeDef {
+        let mut nodes = vec![Node::Tuple(parts.len())];
+        for p in parts {
+            nodes.extend_from_slice(&p.nodes);
+        }
+        TreeDef { nodes }
+    }
+
+    /// The structures of a tuple's elements, or `None` when this is not a tuple.
+    pub fn tuple_elements(&self) -> Option<Vec<TreeDef>> {
+        let Some(Node::Tuple(n)) = self.nodes.first() else { return None };
+        let mut pos = 1;
+        let mut parts = Vec::with_capacity(*n);
+        for _ in 0..*n {
+            let end = self.subtree_end(pos);
+            parts.push(TreeDef { nodes: self.nodes[pos..end].to_vec() });
+            pos = end;
+        }
+        Some(parts)
+    }
+
+    /// The position just past the subtree that starts at `pos`.
+    fn subtree_end(&self, pos: usize) -> usize {
+        let children = match &self.nodes[pos] {
+            Node::Tuple(n) | Node::Seq(n) => *n,
+            Node::Option(some) => usize::from(*some),
+            Node::Struct { fields, .. } => fields.len(),
+            Node::Leaf | Node::Unit | Node::Static(_) => 0,
+        };
+        (0..children).fold(pos + 1, |p, _| self.subtree_end(p))
+    }
+
+    /// Appends another structure's nodes (a [`Tree`] implementation that holds a flattened
+    /// tree uses it).
+    pub fn extend(&mut self, other: &TreeDef) {
+        self.nodes.extend_from_slice(&other.nodes);
+    }
+
     /// A reader over the nodes, for [`Unflatten::unflatten_from`].
     pub fn reader(&self) -> DefReader<'_> {
         DefReader { nodes: &self.nodes, pos: 0 }

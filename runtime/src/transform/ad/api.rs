@@ -1,0 +1,514 @@
+//! The differentiation transforms over pytrees: what `#[grad]`, `#[jvp]`, `#[jacrev]`, ... call.
+//!
+//! Each takes the function's traced parameters as [`Flat`] trees (leaves and structure) and
+//! the function itself as a closure over rebuilt parameters, traces it once, transforms the
+//! program and returns the result as a `Flat`, whose structure follows from the arguments'
+//! and the output's (a gradient has its argument's structure). The attribute macros rebuild
+//! the declared return type from it; stacked attributes nest these calls.
+
+use super::{differentiable, jvp_eval, linearize, ops, Linearized, Tangent};
+use crate::array::Array;
+use crate::ir::{trace, Program};
+use crate::jnp;
+use crate::primitives::Aval;
+use crate::tree::{self, Tree, TreeDef, Unflatten};
+
+/// A pytree as its leaves and structure: a transform's argument or result whose Rust type
+/// is known only to the caller.
+#[derive(Clone, Debug)]
+pub struct Flat {
+    pub leaves: Vec<Array>,
+    pub def: TreeDef,
+}
+
+impl Flat {
+    /// Flattens a tree.
+    pub fn of<T: Tree + ?Sized>(value: &T) -> Flat {
+        let (leaves, def) = tree::flatten(value);
+        Flat { leaves, def }
+    }
+
+    /// Rebuilds a value of type `T`; panics when the structure does not describe a `T`.
+    #[track_caller]
+    pub fn into_tree<T: Unflatten>(self) -> T {
+        tree::unflatten(&self.def, self.leaves)
+    }
+
+    /// A tuple of these trees.
+    pub fn tuple(parts: Vec<Flat>) -> Flat {
+        let defs: Vec<TreeDef> = parts.iter().map(|p| p.def.clone()).collect();
+        Flat {
+            leaves: parts.into_iter().flat_map(|p| p.leaves).collect(),
+            def: TreeDef::tuple(&defs),
+        }
+    }
+
+    /// The elements of a tuple tree, or `None` when this is not a tuple.
+    pub fn into_elements(self) -> Option<Vec<Flat>> {
+        let defs = self.def.tuple_elements()?;
+        let mut leaves = self.leaves.into_iter();
+        Some(
+            defs.into_iter()
+                .map(|def| Flat { leaves: leaves.by_ref().take(def.num_leaves()).collect(), def })
+                .collect(),
+        )
+    }
+}
+
+impl Tree for Flat {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        def.extend(&self.def);
+        leaves.extend(self.leaves.iter().cloned());
+    }
+}
+
+/// A function traced for differentiation: its program takes the parameters' leaves, then the
+/// outer values it captured.
+struct Body {
+    program: Program,
+    primals: Vec<Array>,
+    out_def: TreeDef,
+}
+
+fn trace_body<R: Tree>(params: &[Flat], body: impl FnOnce(Vec<Flat>) -> R) -> Body {
+    let avals: Vec<Aval> = params.iter().flat_map(|p| p.leaves.iter().map(Array::aval)).collect();
+    let traced = trace::trace_with(&avals, |ins| {
+        let mut ins = ins.into_iter();
+        let rebuilt = params
+            .iter()
+            .map(|p| Flat {
+                leaves: ins.by_ref().take(p.leaves.len()).collect(),
+                def: p.def.clone(),
+            })
+            .collect();
+        let out = Flat::of(&body(rebuilt));
+        (out.leaves, out.def)
+    });
+    let mut primals: Vec<Array> = params.iter().flat_map(|p| p.leaves.iter().cloned()).collect();
+    primals.extend(traced.captured);
+    Body { program: traced.program, primals, out_def: traced.extra }
+}
+
+/// Which parameters a transform differentiates, and how they are named in messages.
+#[derive(Clone, Copy, Debug)]
+pub struct Wrt<'a> {
+    /// The transform, for messages (`grad`, `jacrev`, ...).
+    pub transform: &'static str,
+    /// Positions among the traced parameters.
+    pub argnums: &'a [usize],
+    /// The parameters' names, for messages.
+    pub names: &'a [&'static str],
+}
+
+impl Wrt<'_> {
+    /// The mask over the program's inputs of the leaves to differentiate, checking they are
+    /// floating point.
+    #[track_caller]
+    fn mask(&self, params: &[Flat], num_inputs: usize) -> Vec<bool> {
+        let mut mask = Vec::with_capacity(num_inputs);
+        for (i, p) in params.iter().enumerate() {
+            let wanted = self.argnums.contains(&i);
+            for leaf in &p.leaves {
+                if wanted && !differentiable(&leaf.aval()) {
+                    panic!(
+                        "{}: {} requires real-valued inputs (a floating-point dtype), but argument \
+                         `{}` has a leaf {}; integer and boolean arguments cannot be \
+                         differentiated (convert with .astype(DType::F32), or leave the argument \
+                         out of argnums)",
+                        self.transform,
+                        self.transform,
+                        self.names.get(i).copied().unwrap_or("?"),
+                        leaf.aval()
+                    );
+                }
+                mask.push(wanted);
+            }
+        }
+        mask.resize(num_inputs, false);
+        mask
+    }
+
+    /// Splits the differentiated leaves' values back into one tree per argnum.
+    fn rebuild(&self, params: &[Flat], mut values: std::vec::IntoIter<Array>) -> Vec<Flat> {
+        let mut out = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            if self.argnums.contains(&i) {
+                let leaves = p
+                    .leaves
+                    .iter()
+                    .map(|primal| {
+                        let v = values.next().expect("one value per differentiated leaf");
+                        v.with_weak_type(primal.is_weak())
+                    })
+                    .collect();
+                out.push((i, Flat { leaves, def: p.def.clone() }));
+            }
+        }
+        // In argnums order, which may differ from parameter order.
+        self.argnums
+            .iter()
+            .map(|a| out.iter().find(|(i, _)| i == a).expect("argnums are parameters").1.clone())
+            .collect()
+    }
+}
+
+/// The gradient of a scalar function (`jax.grad`): one tree per argnum (a tuple of them when
+/// `tuple`), plus the auxiliary output when `has_aux` (the function then returns
+/// `(value, aux)` and the result is `(grads, aux)`).
+#[track_caller]
+pub fn grad<R: Tree>(
+    wrt: Wrt<'_>,
+    tuple: bool,
+    has_aux: bool,
+    params: Vec<Flat>,
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> Flat {
+    let (value, grads, aux) = value_and_grad_parts(wrt, tuple, has_aux, params, body);
+    match aux {
+        Some(aux) => Flat::tuple(vec![grads, aux]),
+        None => {
+            drop(value);
+            grads
+        }
+    }
+}
+
+/// `jax.value_and_grad`: `(value, grads)`, or `((value, aux), grads)` with `has_aux`.
+#[track_caller]
+pub fn value_and_grad<R: Tree>(
+    wrt: Wrt<'_>,
+    tuple: bool,
+    has_aux: bool,
+    params: Vec<Flat>,
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> Flat {
+    let (value, grads, aux) = value_and_grad_parts(wrt, tuple, has_aux, params, body);
+    let value = match aux {
+        Some(aux) => Flat::tuple(vec![value, aux]),
+        None => value,
+    };
+    Flat::tuple(vec![value, grads])
+}
+
+#[track_caller]
+fn value_and_grad_parts<R: Tree>(
+    wrt: Wrt<'_>,
+    tuple: bool,
+    has_aux: bool,
+    params: Vec<Flat>,
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> (Flat, Flat, Option<Flat>) {
+    let body = trace_body(&params, body);
+    let (value_def, aux_def) = if has_aux {
+        match body.out_def.tuple_elements() {
+            Some(parts) if parts.len() == 2 => (parts[0].clone(), Some(parts[1].clone())),
+            _ => panic!(
+                "{}: with has_aux the function must return a pair (value, aux), but it returned {}",
+                wrt.transform, body.out_def
+            ),
+        }
+    } else {
+        (body.out_def.clone(), None)
+    };
+    let out_avals = body.program.output_avals();
+    let value_aval = &out_avals[0];
+    if value_def.num_leaves() != 1 || !value_aval.shape.is_empty() || !differentiable(value_aval) {
+        let got = if value_def.num_leaves() == 1 {
+            format!("an output {value_aval}")
+        } else {
+            format!("an output of structure {value_def}")
+        };
+        panic!(
+            "{}: the gradient is only defined for functions with a scalar (0-d) floating-point \
+             output, but the function has {got}; reduce it (for example with .sum()), or use \
+             jacrev/vjp for non-scalar outputs",
+            wrt.transform
+        );
+    }
+    let mask = wrt.mask(&params, body.primals.len());
+    let lin = linearize(&body.program, &body.primals, &mask);
+    let mut cts: Vec<Tangent> = vec![None; out_avals.len()];
+    cts[0] = Some(ops::scalar(&lin.outputs[0], 1.0).with_weak_type(false));
+    let grads = wrt.rebuild(&params, lin.transpose(&cts).into_iter());
+    let grads =
+        if tuple { Flat::tuple(grads) } else { grads.into_iter().next().expect("one argnum") };
+    let mut outs = lin.outputs.into_iter();
+    let value = Flat { leaves: vec![outs.next().expect("a value")], def: value_def };
+    let aux = aux_def.map(|def| Flat { leaves: outs.collect(), def });
+    (value, grads, aux)
+}
+
+/// `jax.jvp`: the function's output at the primals and its directional derivative along the
+/// tangents (one tangent tree per primal, of the same structure and types), as `(out, tangent)`.
+#[track_caller]
+pub fn jvp<R: Tree>(
+    names: &[&'static str],
+    primals: Vec<Flat>,
+    tangents: Vec<Flat>,
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> Flat {
+    let mut tangent_leaves: Vec<Tangent> = Vec::new();
+    for ((p, t), name) in
+        primals.iter().zip(&tangents).zip(names.iter().chain(std::iter::repeat(&"?")))
+    {
+        if p.def != t.def {
+            panic!(
+                "jvp: the tangent of `{name}` has structure {} but the primal has {}",
+                t.def, p.def
+            );
+        }
+        for (pl, tl) in p.leaves.iter().zip(&t.leaves) {
+            if pl.shape() != tl.shape() || pl.dtype() != tl.dtype() {
+                panic!(
+                    "jvp: primal and tangent arguments must match in shape and dtype, but `{name}` \
+                     has a primal {} and a tangent {}",
+                    pl.aval(),
+                    tl.aval()
+                );
+            }
+            tangent_leaves.push(differentiable(&pl.aval()).then(|| tl.clone()));
+        }
+    }
+    let body = trace_body(&primals, body);
+    tangent_leaves.resize(body.primals.len(), None);
+    let (outs, out_tangents) = jvp_eval(&body.program, &body.primals, &tangent_leaves);
+    let out_tangents =
+        out_tangents.iter().zip(&outs).map(|(t, o)| ops::instantiate(t, &o.aval())).collect();
+    Flat::tuple(vec![
+        Flat { leaves: outs, def: body.out_def.clone() },
+        Flat { leaves: out_tangents, def: body.out_def },
+    ])
+}
+
+/// `jax.vjp` applied at once: the cotangents of every traced parameter (a tuple of them when
+/// there are several) for the output cotangent `ct`, which has the output's structure.
+#[track_caller]
+pub fn vjp<R: Tree>(
+    names: &[&'static str],
+    primals: Vec<Flat>,
+    ct: Flat,
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> Flat {
+    let body = trace_body(&primals, body);
+    if ct.def != body.out_def {
+        panic!(
+            "vjp: the cotangent has structure {} but the function's output has {}",
+            ct.def, body.out_def
+        );
+    }
+    for (c, o) in ct.leaves.iter().zip(body.program.output_avals()) {
+        if c.shape() != o.shape.as_slice() || c.dtype() != o.dtype {
+            panic!("vjp: the cotangent {} does not match the output {o}", c.aval());
+        }
+    }
+    let argnums: Vec<usize> = (0..primals.len()).collect();
+    let mut mask: Vec<bool> =
+        primals.iter().flat_map(|p| p.leaves.iter().map(|l| differentiable(&l.aval()))).collect();
+    mask.resize(body.primals.len(), false);
+    let lin = linearize(&body.program, &body.primals, &mask);
+    let cts: Vec<Tangent> = ct.leaves.into_iter().map(Some).collect();
+    let mut in_cts = lin.transpose(&cts).into_iter();
+    // Integer leaves have no cotangent; they get zeros of their own type.
+    let all: Vec<Array> = primals
+        .iter()
+        .flat_map(|p| p.leaves.iter())
+        .map(|l| {
+            if differentiable(&l.aval()) {
+                in_cts.next().expect("a cotangent")
+            } else {
+                ops::zeros(&l.aval())
+            }
+        })
+        .collect();
+    let wrt = Wrt { transform: "vjp", argnums: &argnums, names };
+    let parts = wrt.rebuild(&primals, all.into_iter());
+    if parts.len() == 1 {
+        parts.into_iter().next().expect("one part")
+    } else {
+        Flat::tuple(parts)
+    }
+}
+
+/// `jax.jacfwd` for one argnum: column by column, pushing each input basis vector forward
+/// through the linearized function.
+#[track_caller]
+pub fn jacfwd<R: Tree>(wrt: Wrt<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R) -> Flat {
+    jacobian(wrt, params, body, Mode::Forward)
+}
+
+/// `jax.jacrev` for one argnum: row by row, pulling each output basis vector back.
+#[track_caller]
+pub fn jacrev<R: Tree>(wrt: Wrt<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R) -> Flat {
+    jacobian(wrt, params, body, Mode::Reverse)
+}
+
+/// `jax.hessian`: `jacfwd(jacrev(f))`.
+#[track_caller]
+pub fn hessian<R: Tree>(
+    wrt: Wrt<'_>,
+    params: Vec<Flat>,
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> Flat {
+    let inner = Wrt { transform: "hessian", ..wrt };
+    jacfwd(Wrt { transform: "hessian", ..wrt }, params, move |p| jacrev(inner, p, body))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Forward,
+    Reverse,
+}
+
+#[track_caller]
+fn jacobian<R: Tree>(
+    wrt: Wrt<'_>,
+    params: Vec<Flat>,
+    body: impl FnOnce(Vec<Flat>) -> R,
+    mode: Mode,
+) -> Flat {
+    let body = trace_body(&params, body);
+    let mask = wrt.mask(&params, body.primals.len());
+    let inputs: Vec<Aval> = params
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| wrt.argnums.contains(i))
+        .flat_map(|(_, p)| p.leaves.iter().map(Array::aval))
+        .collect();
+    let in_def = params[wrt.argnums[0]].def.clone();
+    let outputs = body.program.output_avals();
+    if inputs.len() > 1 && outputs.len() > 1 {
+        panic!(
+            "{}: the dense jacobian needs a single array input or a single array output, but \
+             the differentiated argument has structure {in_def} and the output {}",
+            wrt.transform, body.out_def
+        );
+    }
+    if let Some(o) = outputs.iter().find(|o| !differentiable(o)) {
+        panic!("{}: requires real-valued outputs, but the function returns {o}", wrt.transform);
+    }
+    let lin = linearize(&body.program, &body.primals, &mask);
+    // blocks[o][k]: d output o / d input k, of shape out_o ++ in_k.
+    let blocks: Vec<Vec<Array>> = match mode {
+        Mode::Forward => forward_blocks(&lin, &inputs, &outputs),
+        Mode::Reverse => reverse_blocks(&lin, &inputs, &outputs),
+    };
+    if outputs.len() == 1 {
+        // One output: the jacobian has the differentiated argument's structure.
+        let leaves = blocks.into_iter().next().expect("one output");
+        return Flat { leaves, def: in_def };
+    }
+    // One input array, several outputs: the jacobian has the output's structure.
+    let leaves = blocks.into_iter().map(|mut row| row.remove(0)).collect();
+    Flat { leaves, def: body.out_def }
+}
+
+/// One-hot vectors of `aval`'s type and shape: basis vector `i` has a 1 at flat index `i`.
+fn basis(aval: &Aval, i: usize) -> Array {
+    let n: usize = aval.shape.iter().product();
+    let mut data = vec![0.0f64; n];
+    data[i] = 1.0;
+    Array::from_shape_vec(&aval.shape, data).astype(aval.dtype)
+}
+
+fn forward_blocks(lin: &Linearized, inputs: &[Aval], outputs: &[Aval]) -> Vec<Vec<Array>> {
+    let mut blocks: Vec<Vec<Array>> = vec![Vec::new(); outputs.len()];
+    for (k, input) in inputs.iter().enumerate() {
+        let n: usize = input.shape.iter().product();
+        let mut columns: Vec<Vec<Array>> = vec![Vec::with_capacity(n); outputs.len()];
+        for i in 0..n {
+            let tangents: Vec<Array> = inputs
+                .iter()
+                .enumerate()
+                .map(|(j, a)| if j == k { basis(a, i) } else { ops::zeros(a) })
+                .collect();
+            for (o, t) in lin.apply(&tangents).into_iter().enumerate() {
+                columns[o].push(t);
+            }
+        }
+        for (o, cols) in columns.into_iter().enumerate() {
+            let shape: Vec<usize> = outputs[o].shape.iter().chain(&input.shape).copied().collect();
+            let block = if cols.is_empty() {
+                ops::zeros(&Aval { shape: shape.clone(), dtype: outputs[o].dtype, weak: false })
+            } else {
+                jnp::stack(&cols, -1)
+            };
+            blocks[o].push(ops::reshape(&block, &shape));
+        }
+    }
+    blocks
+}
+
+fn reverse_blocks(lin: &Linearized, inputs: &[Aval], outputs: &[Aval]) -> Vec<Vec<Array>> {
+    let mut blocks: Vec<Vec<Array>> = Vec::new();
+    for (o, output) in outputs.iter().enumerate() {
+        let m: usize = output.shape.iter().product();
+        let mut rows: Vec<Vec<Array>> = vec![Vec::with_capacity(m); inputs.len()];
+        for j in 0..m {
+            let mut cts: Vec<Tangent> = vec![None; outputs.len()];
+            cts[o] = Some(basis(output, j));
+            for (k, ct) in lin.transpose(&cts).into_iter().enumerate() {
+                rows[k].push(ct);
+            }
+        }
+        let row_blocks = rows
+            .into_iter()
+            .zip(inputs)
+            .map(|(rows, input)| {
+                let shape: Vec<usize> = output.shape.iter().chain(&input.shape).copied().collect();
+                let block = if rows.is_empty() {
+                    ops::zeros(&Aval { shape: shape.clone(), dtype: input.dtype, weak: false })
+                } else {
+                    jnp::stack(&rows, 0)
+                };
+                ops::reshape(&block, &shape)
+            })
+            .collect();
+        blocks.push(row_blocks);
+    }
+    blocks
+}
+
+/// `jax.grad` of a function of one array, for use from plain Rust (the attribute macros are
+/// the usual way): the gradient of a scalar-valued `f` at `x`. Nests: `f` may itself call
+/// `grad_of`.
+///
+/// ```
+/// use rjax_runtime::{transform::ad::api::grad_of, Array};
+/// let g = grad_of(|x| x.tanh(), &Array::from(1.0f32));
+/// assert!((g.item::<f32>().unwrap() - 0.4199743).abs() < 1e-6);
+/// ```
+#[track_caller]
+pub fn grad_of(f: impl FnOnce(&Array) -> Array, x: &Array) -> Array {
+    let wrt = Wrt { transform: "grad", argnums: &[0], names: &["x"] };
+    grad(wrt, false, false, vec![Flat::of(x)], |mut p| f(&p.remove(0).into_tree::<Array>()))
+        .into_tree()
+}
+
+/// `jax.jvp` of a function of one array: `(f(x), df(x)[t])`.
+#[track_caller]
+pub fn jvp_of(f: impl FnOnce(&Array) -> Array, x: &Array, t: &Array) -> (Array, Array) {
+    jvp(&["x"], vec![Flat::of(x)], vec![Flat::of(t)], |mut p| f(&p.remove(0).into_tree::<Array>()))
+        .into_tree()
+}
+
+/// `jax.vjp` of a function of one array, applied to the cotangent `ct`.
+#[track_caller]
+pub fn vjp_of(f: impl FnOnce(&Array) -> Array, x: &Array, ct: &Array) -> Array {
+    vjp(&["x"], vec![Flat::of(x)], Flat::of(ct), |mut p| f(&p.remove(0).into_tree::<Array>()))
+        .into_tree()
+}
+
+/// The dense jacobian of a function of one array, by forward or reverse mode
+/// (`jax.jacfwd` / `jax.jacrev`): shape `f(x).shape ++ x.shape`.
+#[track_caller]
+pub fn jacobian_of(f: impl FnOnce(&Array) -> Array, x: &Array, reverse: bool) -> Array {
+    let wrt =
+        Wrt { transform: if reverse { "jacrev" } else { "jacfwd" }, argnums: &[0], names: &["x"] };
+    let body = |mut p: Vec<Flat>| f(&p.remove(0).into_tree::<Array>());
+    let jac = if reverse {
+        jacrev(wrt, vec![Flat::of(x)], body)
+    } else {
+        jacfwd(wrt, vec![Flat::of(x)], body)
+    };
+    jac.into_tree()
+}

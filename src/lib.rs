@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
-pub use rjax_macros::{jit, traceable, Tree};
+pub use rjax_macros::{
+    checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, traceable, value_and_grad, vjp, Tree,
+};
 pub use rjax_runtime::*;
 
 /// Prints arrays when the program runs, inside traced functions too (`jax.debug.print`):
@@ -15,6 +17,8 @@ macro_rules! debug_print {
 /// What `use rjax::prelude::*;` brings into scope: the array type, `jnp`, `lax`, `random`,
 /// `tree`, and the attributes.
 pub mod prelude {
-    pub use rjax_macros::{jit, traceable, Tree};
+    pub use rjax_macros::{
+        checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, traceable, value_and_grad, vjp, Tree,
+    };
     pub use rjax_runtime::prelude::*;
 }

@@ -30,7 +30,7 @@ use quote::quote;
 /// traceable. The `rjax` crate's README has a compiled example.
 #[proc_macro_attribute]
 pub fn traceable(attr: TokenStream, item: TokenStream) -> TokenStream {
-    entry(attr, item, expand::Mode::Traceable)
+    entry(attr, item, "traceable")
 }
 
 /// Compiles a function: the first call with a new signature (argument shapes, dtypes, weak
@@ -40,7 +40,68 @@ pub fn traceable(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// misses, traces, time spent tracing). Everything `#[traceable]` accepts, `#[jit]` does.
 #[proc_macro_attribute]
 pub fn jit(attr: TokenStream, item: TokenStream) -> TokenStream {
-    entry(attr, item, expand::Mode::Jit)
+    entry(attr, item, "jit")
+}
+
+/// `jax.grad`: the body is the function being differentiated, the signature the gradient's.
+///
+/// `#[grad(argnums = 1)]` differentiates with respect to parameter 1 (default 0); a tuple
+/// `argnums = (0, 1)` returns a tuple of gradients; `has_aux` lets the body return
+/// `(value, aux)` and the function then returns `(grads, aux)`. The declared return type must
+/// be the differentiated parameter's owned type (`Vec<(Array, Array)>` for
+/// `&[(Array, Array)]`, `f32` for `f32`); the macro says which when it is not. The body's
+/// value must be a 0-d float. Attributes stack bottom-up with each other and with `#[jit]`:
+/// `#[grad] #[grad] fn d2(x: f32) -> f32` is the second derivative.
+#[proc_macro_attribute]
+pub fn grad(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "grad")
+}
+
+/// `jax.value_and_grad`: returns `(value, grads)` (with `has_aux`, `((value, aux), grads)`);
+/// takes `argnums` and `has_aux` like [`macro@grad`].
+#[proc_macro_attribute]
+pub fn value_and_grad(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "value_and_grad")
+}
+
+/// `jax.jvp`: the trailing parameters are tangents, one per traced primal and of its type;
+/// returns `(out, out_tangent)`, both of the body's type.
+#[proc_macro_attribute]
+pub fn jvp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "jvp")
+}
+
+/// `jax.vjp` applied to a cotangent: the trailing parameter is the output's cotangent (of the
+/// body's type); returns the cotangents of the traced primals (a tuple when there are several).
+#[proc_macro_attribute]
+pub fn vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "vjp")
+}
+
+/// `jax.jacfwd` (forward mode): the dense jacobian with respect to parameter `argnums`
+/// (default 0), shaped output axes then input axes.
+#[proc_macro_attribute]
+pub fn jacfwd(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "jacfwd")
+}
+
+/// `jax.jacrev` (reverse mode): the same jacobian as [`macro@jacfwd`], row by row.
+#[proc_macro_attribute]
+pub fn jacrev(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "jacrev")
+}
+
+/// `jax.hessian`: `jacfwd(jacrev(f))`, shaped output axes then input axes twice.
+#[proc_macro_attribute]
+pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "hessian")
+}
+
+/// `jax.checkpoint` (rematerialization): same values and gradients, but the reverse pass
+/// recomputes the function's intermediates instead of keeping them from the forward pass.
+#[proc_macro_attribute]
+pub fn checkpoint(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "checkpoint")
 }
 
 /// Implements `rjax::Tree` and `rjax::Unflatten` for a struct whose fields are pytrees;
@@ -52,9 +113,9 @@ pub fn derive_tree(item: TokenStream) -> TokenStream {
     expand::tree::derive(&input).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
-fn entry(attr: TokenStream, item: TokenStream, mode: expand::Mode) -> TokenStream {
+fn entry(attr: TokenStream, item: TokenStream, name: &str) -> TokenStream {
     let item2: TokenStream2 = item.clone().into();
-    match expand::function(attr.into(), item2.clone(), mode) {
+    match expand::function(attr.into(), item2.clone(), name) {
         Ok(tokens) => tokens.into(),
         Err(errors) => {
             let errors = errors.into_iter().map(syn::Error::into_compile_error);

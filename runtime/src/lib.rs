@@ -27,6 +27,7 @@ pub use error::Error;
 pub use exec::{CacheInfo, TracedFunction};
 pub use jnp::{NewAxis, SliceElem};
 pub use shape::Axes;
+pub use transform::ad;
 pub use tree::{Tree, TreeDef, Unflatten};
 
 /// What `use rjax::prelude::*;` brings into scope.

@@ -6,6 +6,14 @@ use std::hash::{Hash, Hasher};
 pub use crate::exec::{trace_function, CacheInfo, JitFunction, TracedFunction};
 pub use crate::lax::cond;
 
+/// The differentiation transforms the attribute macros call.
+pub mod ad {
+    pub use crate::transform::ad::api::{
+        grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, Flat, Wrt,
+    };
+    pub use crate::transform::ad::custom::checkpoint;
+}
+
 use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::jnp::{self, ArrayLike};

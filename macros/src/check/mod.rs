@@ -331,3 +331,85 @@ mod tests {
         }
     }
 }
+
+pub fn refuse_transform_arg(at: &dyn ToTokens, attr: &str) -> syn::Error {
+    let takes = match attr {
+        "grad" | "value_and_grad" => "`argnums = 0`, `argnums = (0, 1)` and `has_aux`",
+        "jacfwd" | "jacrev" | "hessian" => "`argnums = 0`",
+        _ => "no arguments",
+    };
+    err(at, format!("`#[{attr}]` does not take `{}`; it takes {takes}", code(at)))
+}
+
+pub fn refuse_jacobian_argnums(at: &dyn ToTokens, attr: &str) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`#[{attr}]` differentiates one parameter and returns a dense array: give one \
+             position (`argnums = 0`), not a tuple"
+        ),
+    )
+}
+
+pub fn refuse_argnum_range(
+    at: &dyn ToTokens,
+    attr: &str,
+    argnum: usize,
+    count: usize,
+) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`#[{attr}]`: argnums {argnum} is out of range: the function it transforms has \
+             {count} parameter{}",
+            if count == 1 { "" } else { "s" }
+        ),
+    )
+}
+
+pub fn refuse_argnum_static(
+    at: &dyn ToTokens,
+    attr: &str,
+    argnum: usize,
+    param: &str,
+) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`#[{attr}]`: argnums {argnum} is `{param}`, an integer, boolean or string \
+             parameter, which is static; {attr} requires real-valued inputs (`f32`, `f64`, \
+             `Array` or pytrees of them)"
+        ),
+    )
+}
+
+pub fn refuse_grad_return(at: &dyn ToTokens, attr: &str, expected: &str, why: &str) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`#[{attr}]` returns {why}, so the declared return type must be `{expected}`, \
+             not `{}`",
+            code(at)
+        ),
+    )
+}
+
+pub fn refuse_missing_return(at: &dyn ToTokens, attr: &str) -> syn::Error {
+    err(at, format!("`#[{attr}]` functions return a value: declare the return type"))
+}
+
+pub fn refuse_jvp_params(at: &dyn ToTokens) -> syn::Error {
+    err(
+        at,
+        "`#[jvp]` takes the primals followed by one tangent per traced primal, of the same \
+         types: `fn f(x: &Array, y: &Array, tx: &Array, ty: &Array) -> (Array, Array)`",
+    )
+}
+
+pub fn refuse_vjp_params(at: &dyn ToTokens) -> syn::Error {
+    err(
+        at,
+        "`#[vjp]` takes the primals followed by one cotangent parameter of the function's \
+         output type: `fn f(x: &Array, ct: &Array) -> Array`",
+    )
+}

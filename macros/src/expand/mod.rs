@@ -17,6 +17,7 @@
 //! makes the function itself run through it.
 
 mod body;
+mod stack;
 pub mod tree;
 
 use proc_macro2::TokenStream;
@@ -26,6 +27,7 @@ use syn::{ItemFn, ReturnType, Type};
 
 use crate::check;
 use crate::parse::signature::scalar_dtype;
+use crate::parse::transforms::{self, Layer, Transform};
 use crate::parse::{Func, ParamKind, Taint};
 use body::BodyPass;
 
@@ -36,25 +38,17 @@ pub enum Mode {
     Jit,
 }
 
-impl Mode {
-    fn attr(self) -> &'static str {
-        match self {
-            Mode::Traceable => "traceable",
-            Mode::Jit => "jit",
-        }
-    }
-}
-
-/// Expands an annotated function, or returns every error found in it.
+/// Expands an annotated function, or returns every error found in it. `name` is the
+/// attribute being expanded (the outermost of the function's rjax attributes); the others
+/// below it are read from the item and expanded together with it, as one transform stack.
 pub fn function(
     attr: TokenStream,
     item: TokenStream,
-    mode: Mode,
+    name: &str,
 ) -> Result<TokenStream, Vec<syn::Error>> {
-    if !attr.is_empty() {
-        return Err(vec![check::refuse_attr_args(&attr, mode.attr())]);
-    }
-    let item: ItemFn = syn::parse2(item).map_err(|e| vec![e])?;
+    let mut item: ItemFn = syn::parse2(item).map_err(|e| vec![e])?;
+    let layers = stack(name, attr, &mut item)?;
+    let mode = if layers[0].transform == Transform::Jit { Mode::Jit } else { Mode::Traceable };
     let func = Func::parse(item)?;
     let params = func.params.iter().map(|p| {
         let taint = if matches!(p.kind, ParamKind::Static) { Taint::Static } else { Taint::Traced };
@@ -66,10 +60,61 @@ pub fn function(
     if !pass.errors.is_empty() {
         return Err(pass.errors);
     }
+    let transforms: Vec<Layer> = layers
+        .into_iter()
+        .filter(|l| !matches!(l.transform, Transform::Jit | Transform::Traceable))
+        .collect();
+    let body = if transforms.is_empty() {
+        quote!(#body)
+    } else {
+        stack::traced_body(&func, &transforms, body)?
+    };
     Ok(generate(&func, body, mode))
 }
 
-fn generate(func: &Func, body: syn::Block, mode: Mode) -> TokenStream {
+/// The transform stack, outermost first: the attribute being expanded, then the rjax
+/// attributes still on the item (which are removed from it).
+fn stack(name: &str, attr: TokenStream, item: &mut ItemFn) -> Result<Vec<Layer>, Vec<syn::Error>> {
+    let mut errors = Vec::new();
+    let mut layers = Vec::new();
+    let outer_span = item.sig.ident.span();
+    if matches!(name, "jit" | "traceable") && !attr.is_empty() {
+        errors.push(check::refuse_attr_args(&attr, name));
+    } else {
+        match transforms::layer(name, attr, outer_span) {
+            Ok(l) => layers.push(l),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut kept = Vec::new();
+    for a in std::mem::take(&mut item.attrs) {
+        let Some(inner) = transforms::transform_name(&a) else {
+            kept.push(a);
+            continue;
+        };
+        let args = match &a.meta {
+            syn::Meta::Path(_) => TokenStream::new(),
+            syn::Meta::List(list) => list.tokens.clone(),
+            syn::Meta::NameValue(nv) => quote!(#nv),
+        };
+        if matches!(inner.as_str(), "jit" | "traceable") && !args.is_empty() {
+            errors.push(check::refuse_attr_args(&args, &inner));
+            continue;
+        }
+        match transforms::layer(&inner, args, a.span()) {
+            Ok(l) => layers.push(l),
+            Err(e) => errors.push(e),
+        }
+    }
+    item.attrs = kept;
+    if errors.is_empty() {
+        Ok(layers)
+    } else {
+        Err(errors)
+    }
+}
+
+fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     let item = &func.item;
     let (attrs, vis, sig) = (&item.attrs, &item.vis, &item.sig);
     let name = &sig.ident;
@@ -152,7 +197,7 @@ fn generate(func: &Func, body: syn::Block, mode: Mode) -> TokenStream {
 }
 
 /// The traced entry point: the rewritten body, with `f32`/`f64` parameters as 0-d arrays.
-fn traced_entry(func: &Func, body: syn::Block) -> TokenStream {
+fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
     let sig = &func.item.sig;
     let (generics, where_clause) = (&sig.generics, &sig.generics.where_clause);
     let mut params = Vec::new();
@@ -188,7 +233,7 @@ fn traced_entry(func: &Func, body: syn::Block) -> TokenStream {
 }
 
 /// A type as traced code sees it: Rust floats become arrays (inside tuples too).
-fn traced_type(ty: &Type) -> TokenStream {
+pub(crate) fn traced_type(ty: &Type) -> TokenStream {
     if scalar_dtype(ty).is_some() {
         return quote_spanned!(ty.span()=> ::rjax::Array);
     }

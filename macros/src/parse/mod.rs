@@ -3,6 +3,7 @@
 
 pub mod scope;
 pub mod signature;
+pub mod transforms;
 
 pub use scope::{Scopes, Taint};
 pub use signature::{Func, ParamKind};

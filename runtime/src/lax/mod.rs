@@ -8,5 +8,6 @@
 mod branch;
 mod loops;
 
+pub use crate::transform::ad::custom::stop_gradient;
 pub use branch::{cond, switch};
 pub use loops::{fori_loop, while_loop};

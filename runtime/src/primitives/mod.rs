@@ -11,6 +11,7 @@
 pub mod binary;
 pub mod control;
 pub mod convert;
+pub mod custom_ad;
 pub mod indexing;
 pub mod linalg;
 pub mod random;
@@ -32,6 +33,7 @@ use crate::transform::ad::{LinearArg, Tangent};
 pub use binary::BinaryOp;
 pub use control::{Cond, DebugPrint, WhileLoop};
 pub use convert::Convert;
+pub use custom_ad::{Checkpoint, CustomJvp, CustomVjp, CustomVjpLinear, StopGradient};
 pub use indexing::{Gather, IndexMode, Scatter, ScatterOp};
 pub use linalg::DotGeneral;
 pub use reduce::{ArgOp, ArgReduce, CumOp, Cumulative, Reduce, ReduceOp};

@@ -453,10 +453,15 @@ impl Primitive for Cumulative {
         primals: &[Array],
         tangents: &[Tangent],
     ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
-        if self.op != CumOp::Sum {
-            return Err(format!("the derivative of {} is not implemented", self.name()));
+        match self.op {
+            CumOp::Sum => ops::linear_jvp(self, primals, tangents),
+            CumOp::Prod => {
+                let x = &primals[0];
+                let t = tangents[0].as_ref().expect("jvp rules run with a nonzero tangent");
+                Ok((vec![bind_one(self, &[x])], vec![Some(cumprod_tangent(self, x, t))]))
+            }
+            _ => Err(format!("the derivative of {} is not implemented", self.name())),
         }
-        ops::linear_jvp(self, primals, tangents)
     }
 
     fn transpose(&self, cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
@@ -466,6 +471,33 @@ impl Primitive for Cumulative {
         let back = Cumulative { reverse: !self.reverse, ..*self };
         Ok(vec![single_ct(cts).map(|ct| bind_one(&back, &[ct]))])
     }
+}
+
+/// The tangent of a cumulative product along `t`: a Hillis-Steele scan over (value, tangent)
+/// pairs, combined as `(a, ta) * (b, tb) = (a b, ta b + a tb)` (the jvp of the scan JAX
+/// differentiates). It is built from `mul`, `add` and `pad` alone, so it can be differentiated
+/// again (which the tangent of `reduce_prod` relies on).
+fn cumprod_tangent(scan: &Cumulative, x: &Array, t: &Array) -> Array {
+    let (rank, axis) = (x.ndim(), scan.axis);
+    let n = x.shape()[axis];
+    let one = ops::scalar(x, 1.0).with_weak_type(false);
+    let zero = ops::scalar(x, 0.0).with_weak_type(false);
+    // `a` moved `d` places along the scan, the vacated places holding `fill`.
+    let shift = |a: &Array, d: usize, fill: &Array| {
+        let (mut low, mut high) = (vec![0i64; rank], vec![0i64; rank]);
+        let d = d as i64;
+        (low[axis], high[axis]) = if scan.reverse { (-d, d) } else { (d, -d) };
+        bind_one(&Pad { low, high, interior: vec![0; rank] }, &[a, fill])
+    };
+    let (mut p, mut tp) = (x.clone(), t.clone());
+    let mut d = 1;
+    while d < n {
+        let (ps, ts) = (shift(&p, d, &one), shift(&tp, d, &zero));
+        tp = ops::add(&ops::mul(&tp, &ps), &ops::mul(&p, &ts));
+        p = ops::mul(&p, &ps);
+        d *= 2;
+    }
+    tp
 }
 
 /// Scans numbers through accumulators of type `A`, converting each output back with `store`.

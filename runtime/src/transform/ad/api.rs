@@ -64,13 +64,13 @@ impl Tree for Flat {
 
 /// A function traced for differentiation: its program takes the parameters' leaves, then the
 /// outer values it captured.
-struct Body {
-    program: Program,
-    primals: Vec<Array>,
-    out_def: TreeDef,
+pub(super) struct Body {
+    pub(super) program: Program,
+    pub(super) primals: Vec<Array>,
+    pub(super) out_def: TreeDef,
 }
 
-fn trace_body<R: Tree>(params: &[Flat], body: impl FnOnce(Vec<Flat>) -> R) -> Body {
+pub(super) fn trace_body<R: Tree>(params: &[Flat], body: impl FnOnce(Vec<Flat>) -> R) -> Body {
     let avals: Vec<Aval> = params.iter().flat_map(|p| p.leaves.iter().map(Array::aval)).collect();
     let traced = trace::trace_with(&avals, |ins| {
         let mut ins = ins.into_iter();
@@ -199,6 +199,7 @@ fn value_and_grad_parts<R: Tree>(
     body: impl FnOnce(Vec<Flat>) -> R,
 ) -> (Flat, Flat, Option<Flat>) {
     let body = trace_body(&params, body);
+    let mask = wrt.mask(&params, body.primals.len());
     let (value_def, aux_def) = if has_aux {
         match body.out_def.tuple_elements() {
             Some(parts) if parts.len() == 2 => (parts[0].clone(), Some(parts[1].clone())),
@@ -225,7 +226,6 @@ fn value_and_grad_parts<R: Tree>(
             wrt.transform
         );
     }
-    let mask = wrt.mask(&params, body.primals.len());
     let lin = linearize(&body.program, &body.primals, &mask);
     let mut cts: Vec<Tangent> = vec![None; out_avals.len()];
     cts[0] = Some(ops::scalar(&lin.outputs[0], 1.0).with_weak_type(false));

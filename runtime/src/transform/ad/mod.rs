@@ -12,6 +12,7 @@
 //! The user-facing transforms over pytrees (`grad`, `jvp`, `jacfwd`, ...) are in [`api`].
 
 pub mod api;
+pub mod custom;
 mod jvp;
 mod linearize;
 pub(crate) mod ops;

@@ -1,0 +1,347 @@
+//! The traced body of a transformed function: one runtime call per transform, nested
+//! outermost first, each taking the parameters as flattened trees and a closure that rebuilds
+//! them and runs the next transform (or, innermost, the user's body).
+//!
+//! `#[grad] fn g(x: &Array) -> Array { body }` traces as
+//!
+//! ```text
+//! ad::grad(Wrt { argnums: &[0], .. }, false, false, vec![Flat::of(&x)], |params| {
+//!     let __rjax_owned_x: Array = params.next().into_tree();
+//!     let x: &Array = &__rjax_owned_x;
+//!     body
+//! })                                        // a Flat, rebuilt into the declared `Array`
+//! ```
+//!
+//! Each transform's result structure is known at run time (a gradient has its argument's), so
+//! only the outermost result is rebuilt into a Rust type, the declared return type. What the
+//! macro can check about types it checks here: a gradient's declared type must be the owned
+//! type of the differentiated parameters.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::{Block, ReturnType, Type};
+
+use crate::check;
+use crate::parse::signature::Param;
+use crate::parse::transforms::{Layer, Transform};
+use crate::parse::{Func, ParamKind};
+
+/// The function a layer sees: its parameters and, when the macro knows it, its return type.
+#[derive(Clone)]
+struct View<'a> {
+    params: Vec<&'a Param>,
+    ret: Option<Type>,
+}
+
+/// The traced body for `layers` (outermost first, without `jit`/`traceable`) over `body`.
+pub fn traced_body(
+    func: &Func,
+    layers: &[Layer],
+    body: Block,
+) -> Result<TokenStream, Vec<syn::Error>> {
+    let ret = match &func.item.sig.output {
+        ReturnType::Type(_, ty) => Some((**ty).clone()),
+        ReturnType::Default => None,
+    };
+    if ret.is_none() {
+        let sig = &func.item.sig;
+        return Err(vec![check::refuse_missing_return(&sig.ident, &layers[0].name)]);
+    }
+    let view = View { params: func.params.iter().collect(), ret };
+    let expr = layer_expr(layers, view, &body).map_err(|e| vec![e])?;
+    let out = super::traced_type(func.item.sig.output_type());
+    Ok(quote! {{
+        let __rjax_out: ::rjax::__private::ad::Flat = #expr;
+        __rjax_out.into_tree::<#out>()
+    }})
+}
+
+trait OutputType {
+    fn output_type(&self) -> &Type;
+}
+
+impl OutputType for syn::Signature {
+    fn output_type(&self) -> &Type {
+        match &self.output {
+            ReturnType::Type(_, ty) => ty,
+            ReturnType::Default => unreachable!("checked to have a return type"),
+        }
+    }
+}
+
+fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStream, syn::Error> {
+    let Some((layer, inner)) = layers.split_first() else {
+        return Ok(quote!(#body));
+    };
+    let traced: Vec<&Param> = view.params.iter().copied().filter(|p| is_traced(p)).collect();
+    let span = layer.span;
+    match &layer.transform {
+        Transform::Jit | Transform::Traceable => layer_expr(inner, view, body),
+        Transform::Grad { argnums, has_aux, value } => {
+            let positions = positions(layer, &view, &argnums.nums)?;
+            if let Some(ret) = &view.ret {
+                check_grad_return(
+                    layer,
+                    ret,
+                    &view,
+                    &argnums.nums,
+                    argnums.tuple,
+                    *has_aux,
+                    *value,
+                )?;
+            }
+            let wrt = wrt(layer, &traced, &positions);
+            let (tuple, aux) = (argnums.tuple, *has_aux);
+            let closure =
+                closure(&traced, layer_expr(inner, View { ret: None, ..view.clone() }, body)?);
+            let flats = flats(&traced);
+            let function = if *value { quote!(value_and_grad) } else { quote!(grad) };
+            Ok(quote_spanned! {span=>
+                ::rjax::__private::ad::#function(#wrt, #tuple, #aux, #flats, #closure)
+            })
+        }
+        Transform::Jvp => {
+            let split = jvp_split(&view.params)
+                .ok_or_else(|| check::refuse_jvp_params(&layer.name_tokens()))?;
+            let (primals, tangents) = view.params.split_at(split);
+            let inner_ret = match &view.ret {
+                Some(Type::Tuple(t))
+                    if t.elems.len() == 2 && same_type(&t.elems[0], &t.elems[1]) =>
+                {
+                    Some(t.elems[0].clone())
+                }
+                Some(other) => {
+                    return Err(check::refuse_grad_return(
+                        other,
+                        "jvp",
+                        "(T, T)",
+                        "the output and its tangent, of the same type T",
+                    ))
+                }
+                None => None,
+            };
+            let primal_traced: Vec<&Param> =
+                primals.iter().copied().filter(|p| is_traced(p)).collect();
+            let names = names(&primal_traced);
+            let inner_view = View { params: primals.to_vec(), ret: inner_ret };
+            let closure = closure(&primal_traced, layer_expr(inner, inner_view, body)?);
+            let (pf, tf) = (flats(&primal_traced), flats(&tangents.to_vec()));
+            Ok(quote_spanned! {span=> ::rjax::__private::ad::jvp(#names, #pf, #tf, #closure) })
+        }
+        Transform::Vjp => {
+            let Some((ct, primals)) = view.params.split_last() else {
+                return Err(check::refuse_vjp_params(&layer.name_tokens()));
+            };
+            if !is_traced(ct) {
+                return Err(check::refuse_vjp_params(&ct.name));
+            }
+            let primal_traced: Vec<&Param> =
+                primals.iter().copied().filter(|p| is_traced(p)).collect();
+            if let Some(ret) = &view.ret {
+                let expected = owned_tuple(&primal_traced, primal_traced.len() > 1);
+                if !same_tokens(ret, &expected) {
+                    let why = "the cotangents of the traced parameters";
+                    return Err(check::refuse_grad_return(
+                        ret,
+                        "vjp",
+                        &check::code(&expected),
+                        why,
+                    ));
+                }
+            }
+            let names = names(&primal_traced);
+            let inner_view = View { params: primals.to_vec(), ret: Some(owned_type(ct)) };
+            let closure = closure(&primal_traced, layer_expr(inner, inner_view, body)?);
+            let pf = flats(&primal_traced);
+            let ct_name = &ct.name;
+            Ok(quote_spanned! {span=>
+                ::rjax::__private::ad::vjp(#names, #pf, ::rjax::__private::ad::Flat::of(&#ct_name), #closure)
+            })
+        }
+        Transform::Jacobian { argnum, kind } => {
+            let positions = positions(layer, &view, &[*argnum])?;
+            let wrt = wrt(layer, &traced, &positions);
+            let closure =
+                closure(&traced, layer_expr(inner, View { ret: None, ..view.clone() }, body)?);
+            let flats = flats(&traced);
+            let function = format_ident!("{}", kind.name());
+            Ok(quote_spanned! {span=> ::rjax::__private::ad::#function(#wrt, #flats, #closure) })
+        }
+        Transform::Checkpoint => {
+            let closure = closure(&traced, layer_expr(inner, view.clone(), body)?);
+            let flats = flats(&traced);
+            Ok(quote_spanned! {span=> ::rjax::__private::ad::checkpoint(#flats, #closure) })
+        }
+    }
+}
+
+impl Layer {
+    fn name_tokens(&self) -> TokenStream {
+        let ident = proc_macro2::Ident::new(&self.name, self.span);
+        quote!(#ident)
+    }
+}
+
+fn is_traced(p: &Param) -> bool {
+    !matches!(p.kind, ParamKind::Static)
+}
+
+/// Where the jvp's tangents start: the split after which there is one parameter per traced
+/// parameter before it, all of them traced.
+fn jvp_split(params: &[&Param]) -> Option<usize> {
+    (1..params.len()).find(|&s| {
+        let traced = params[..s].iter().filter(|p| is_traced(p)).count();
+        traced == params.len() - s && params[s..].iter().all(|p| is_traced(p))
+    })
+}
+
+/// The positions of `argnums` among the traced parameters, checking each is a traced one.
+fn positions(layer: &Layer, view: &View<'_>, argnums: &[usize]) -> Result<Vec<usize>, syn::Error> {
+    let at = layer.name_tokens();
+    argnums
+        .iter()
+        .map(|&a| {
+            let p = view.params.get(a).ok_or_else(|| {
+                check::refuse_argnum_range(&at, &layer.name, a, view.params.len())
+            })?;
+            if !is_traced(p) {
+                let text = format!("{}: {}", p.name, check::code(&p.ty));
+                return Err(check::refuse_argnum_static(&p.ty, &layer.name, a, &text));
+            }
+            Ok(view.params[..a].iter().filter(|q| is_traced(q)).count())
+        })
+        .collect()
+}
+
+fn names(traced: &[&Param]) -> TokenStream {
+    let names = traced.iter().map(|p| p.name.to_string());
+    quote!(&[#(#names),*])
+}
+
+fn wrt(layer: &Layer, traced: &[&Param], positions: &[usize]) -> TokenStream {
+    let name = &layer.name;
+    let names = names(traced);
+    quote!(::rjax::__private::ad::Wrt { transform: #name, argnums: &[#(#positions),*], names: #names })
+}
+
+fn flats(traced: &[&Param]) -> TokenStream {
+    let parts = traced.iter().map(|p| {
+        let name = &p.name;
+        quote!(::rjax::__private::ad::Flat::of(&#name))
+    });
+    quote!(::std::vec![#(#parts),*])
+}
+
+/// A closure taking the traced parameters as `Flat`s, rebuilding them under their names (as
+/// the types the body expects) and evaluating `inner`.
+fn closure(traced: &[&Param], inner: TokenStream) -> TokenStream {
+    let rebinds = traced.iter().map(|p| {
+        let (name, mutability) = (&p.name, &p.mutability);
+        let next = quote!(__rjax_params.next().expect("one tree per parameter").into_tree());
+        match &p.kind {
+            ParamKind::Scalar(_) => quote!(let #mutability #name: ::rjax::Array = #next;),
+            ParamKind::Tree { owned, by_ref: true } => {
+                let owned_name = format_ident!("__rjax_owned_{}", name);
+                let elem = match &p.ty {
+                    Type::Reference(r) => r.elem.as_ref().clone(),
+                    other => other.clone(),
+                };
+                quote! {
+                    let #owned_name: #owned = #next;
+                    let #mutability #name: &#elem = &#owned_name;
+                }
+            }
+            ParamKind::Tree { owned, by_ref: false } => {
+                quote!(let #mutability #name: #owned = #next;)
+            }
+            ParamKind::Static => quote!(),
+        }
+    });
+    quote! {
+        |__rjax_params: ::std::vec::Vec<::rjax::__private::ad::Flat>| {
+            let mut __rjax_params = __rjax_params.into_iter();
+            #(#rebinds)*
+            #inner
+        }
+    }
+}
+
+/// The owned type a parameter's gradient has: `f32` for `f32`, `Array` for `&Array`,
+/// `Vec<T>` for `&[T]`.
+fn owned_type(p: &Param) -> Type {
+    match &p.kind {
+        ParamKind::Tree { owned, .. } => (**owned).clone(),
+        _ => p.ty.clone(),
+    }
+}
+
+fn owned_tuple(params: &[&Param], tuple: bool) -> Type {
+    if !tuple {
+        return owned_type(params[0]);
+    }
+    let elems = params.iter().map(|p| owned_type(p));
+    syn::parse_quote!((#(#elems,)*))
+}
+
+fn check_grad_return(
+    layer: &Layer,
+    ret: &Type,
+    view: &View<'_>,
+    argnums: &[usize],
+    tuple: bool,
+    has_aux: bool,
+    value: bool,
+) -> Result<(), syn::Error> {
+    let params: Vec<&Param> = argnums.iter().map(|&a| view.params[a]).collect();
+    let grads = owned_tuple(&params, tuple);
+    let grads_text = check::code(&grads);
+    let of = params.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ");
+    let (declared, expected, why): (Option<&Type>, String, String) = match (value, has_aux) {
+        (false, false) => (Some(ret), grads_text, format!("the gradient with respect to {of}")),
+        (false, true) => (
+            pair(ret).map(|p| p.0),
+            format!("({grads_text}, Aux)"),
+            format!("the gradient with respect to {of} and the auxiliary output"),
+        ),
+        (true, false) => (
+            pair(ret).map(|p| p.1),
+            format!("(Value, {grads_text})"),
+            format!("the value and the gradient with respect to {of}"),
+        ),
+        (true, true) => (
+            pair(ret).map(|p| p.1),
+            format!("((Value, Aux), {grads_text})"),
+            format!("the value with the auxiliary output, and the gradient with respect to {of}"),
+        ),
+    };
+    match declared {
+        Some(d) if same_tokens(d, &grads) => Ok(()),
+        _ => Err(check::refuse_grad_return(ret, &layer.name, &expected, &why)),
+    }
+}
+
+fn pair(ty: &Type) -> Option<(&Type, &Type)> {
+    match ty {
+        Type::Tuple(t) if t.elems.len() == 2 => Some((&t.elems[0], &t.elems[1])),
+        Type::Paren(p) => pair(&p.elem),
+        _ => None,
+    }
+}
+
+/// Whether two types are written alike, ignoring an `rjax::` / `::std::vec::` qualification.
+fn same_tokens(a: &Type, b: &Type) -> bool {
+    normalize(a) == normalize(b)
+}
+
+fn same_type(a: &Type, b: &Type) -> bool {
+    same_tokens(a, b)
+}
+
+fn normalize(ty: &Type) -> String {
+    let text = quote!(#ty).to_string().replace(' ', "");
+    text.replace("::rjax::", "")
+        .replace("rjax::", "")
+        .replace("::std::vec::", "")
+        .replace("std::vec::", "")
+        .replace(",)", ")")
+}

@@ -1,0 +1,165 @@
+//! The transform stack: the rjax attributes on a function, outermost first, with their
+//! arguments (`#[jit] #[grad(argnums = 1)] fn f` is `jit(grad(f, argnums=1))`).
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, Lit, Meta, Token};
+
+use crate::check;
+
+/// One transform of the stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transform {
+    /// `#[jit]`: compiled and cached when outermost, inlined elsewhere.
+    Jit,
+    /// `#[traceable]`: no transform.
+    Traceable,
+    /// `#[grad]` (`value: false`) or `#[value_and_grad]` (`value: true`).
+    Grad { argnums: Argnums, has_aux: bool, value: bool },
+    /// `#[jvp]`: trailing tangent parameters.
+    Jvp,
+    /// `#[vjp]`: a trailing cotangent parameter.
+    Vjp,
+    /// `#[jacfwd]` / `#[jacrev]` / `#[hessian]`.
+    Jacobian { argnum: usize, kind: JacobianKind },
+    /// `#[checkpoint]`: rematerialized in the backward pass.
+    Checkpoint,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JacobianKind {
+    Forward,
+    Reverse,
+    Hessian,
+}
+
+impl JacobianKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            JacobianKind::Forward => "jacfwd",
+            JacobianKind::Reverse => "jacrev",
+            JacobianKind::Hessian => "hessian",
+        }
+    }
+}
+
+/// `argnums`: positions among all parameters; `tuple` when written as a tuple (the result is
+/// then a tuple of gradients, as in JAX).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Argnums {
+    pub nums: Vec<usize>,
+    pub tuple: bool,
+}
+
+/// A transform and the attribute it came from (for error spans).
+#[derive(Clone)]
+pub struct Layer {
+    pub transform: Transform,
+    pub name: String,
+    pub span: Span,
+}
+
+/// The attribute names this crate expands as transforms.
+const TRANSFORMS: &[&str] = &[
+    "jit",
+    "traceable",
+    "grad",
+    "value_and_grad",
+    "jvp",
+    "vjp",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+    "checkpoint",
+];
+
+/// Whether an attribute is one of rjax's transforms (`#[grad]`, `#[rjax::grad(..)]`).
+pub fn transform_name(attr: &Attribute) -> Option<String> {
+    let path = attr.path();
+    let last = path.segments.last()?.ident.to_string();
+    let prefix_ok =
+        path.segments.len() == 1 || (path.segments.len() == 2 && path.segments[0].ident == "rjax");
+    (prefix_ok && TRANSFORMS.contains(&last.as_str())).then_some(last)
+}
+
+/// Parses one attribute's arguments into a layer.
+pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Error> {
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args.clone())?;
+    let mut argnums: Option<Argnums> = None;
+    let mut has_aux = false;
+    for meta in &metas {
+        let key = meta.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
+        match (key.as_str(), meta) {
+            ("argnums", Meta::NameValue(nv)) if takes_argnums(name) => {
+                argnums = Some(parse_argnums(&nv.value)?);
+            }
+            ("has_aux", Meta::Path(_)) if takes_aux(name) => has_aux = true,
+            ("has_aux", Meta::NameValue(nv)) if takes_aux(name) => has_aux = parse_bool(&nv.value)?,
+            _ => return Err(check::refuse_transform_arg(meta, name)),
+        }
+    }
+    let argnums = argnums.unwrap_or(Argnums { nums: vec![0], tuple: false });
+    let transform = match name {
+        "jit" => Transform::Jit,
+        "traceable" => Transform::Traceable,
+        "grad" => Transform::Grad { argnums, has_aux, value: false },
+        "value_and_grad" => Transform::Grad { argnums, has_aux, value: true },
+        "jvp" => Transform::Jvp,
+        "vjp" => Transform::Vjp,
+        "checkpoint" => Transform::Checkpoint,
+        jac => {
+            let kind = match jac {
+                "jacfwd" => JacobianKind::Forward,
+                "jacrev" => JacobianKind::Reverse,
+                _ => JacobianKind::Hessian,
+            };
+            if argnums.tuple || argnums.nums.len() != 1 {
+                return Err(check::refuse_jacobian_argnums(&args, jac));
+            }
+            Transform::Jacobian { argnum: argnums.nums[0], kind }
+        }
+    };
+    Ok(Layer { transform, name: name.to_string(), span })
+}
+
+fn takes_argnums(name: &str) -> bool {
+    matches!(name, "grad" | "value_and_grad" | "jacfwd" | "jacrev" | "hessian")
+}
+
+fn takes_aux(name: &str) -> bool {
+    matches!(name, "grad" | "value_and_grad")
+}
+
+fn parse_argnums(value: &Expr) -> Result<Argnums, syn::Error> {
+    let int = |e: &Expr| match e {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => i.base10_parse::<usize>(),
+            other => Err(syn::Error::new(other.span(), "argnums: expected a parameter position")),
+        },
+        other => Err(syn::Error::new(
+            other.span(),
+            "argnums: expected a parameter position (`argnums = 1`) or a tuple of them \
+             (`argnums = (0, 1)`)",
+        )),
+    };
+    match value {
+        Expr::Tuple(t) => {
+            let nums = t.elems.iter().map(int).collect::<Result<Vec<_>, _>>()?;
+            Ok(Argnums { nums, tuple: true })
+        }
+        Expr::Paren(p) => Ok(Argnums { nums: vec![int(&p.expr)?], tuple: false }),
+        e => Ok(Argnums { nums: vec![int(e)?], tuple: false }),
+    }
+}
+
+fn parse_bool(value: &Expr) -> Result<bool, syn::Error> {
+    match value {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Bool(b) => Ok(b.value),
+            other => Err(syn::Error::new(other.span(), "expected `true` or `false`")),
+        },
+        other => Err(syn::Error::new(other.span(), "expected `true` or `false`")),
+    }
+}

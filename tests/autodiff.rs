@@ -307,7 +307,7 @@ fn grad2_rec(x: f32) -> f32 {
 
 #[grad]
 fn grad_cond(x: f32) -> f32 {
-    lax::cond(&x.gt(0.0), |x: Array| x.sin() * &x, |x: Array| x.cos() - x, x.clone())
+    lax::cond(x.gt(0.0), |x: Array| x.sin() * &x, |x: Array| x.cos() - x, x.clone())
 }
 
 #[grad]
@@ -328,8 +328,8 @@ fn recursion_branches_and_closures() {
 
 #[grad]
 fn grad_sqrt_where(x: &Array) -> Array {
-    let safe = jnp::where_(&x.gt(0.0), x, 1.0);
-    jnp::where_(&x.gt(0.0), &safe.sqrt(), 0.0).sum()
+    let safe = jnp::where_(x.gt(0.0), x, 1.0);
+    jnp::where_(x.gt(0.0), safe.sqrt(), 0.0).sum()
 }
 
 #[test]
@@ -495,7 +495,7 @@ fn g(x: &Array) -> Array {
 
 #[test]
 fn transforms_agree_with_each_other() {
-    let x = jnp::array(&[0.3f32, -1.2, 2.0]);
+    let x = jnp::array([0.3f32, -1.2, 2.0]);
     close(&jf(&x), &jr(&x));
     let h = w5_hessian(&x);
     close(&h, &h.t());

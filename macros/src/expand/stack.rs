@@ -125,7 +125,7 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
             let names = names(&primal_traced);
             let inner_view = View { params: primals.to_vec(), ret: inner_ret };
             let closure = closure(&primal_traced, layer_expr(inner, inner_view, body)?);
-            let (pf, tf) = (flats(&primal_traced), flats(&tangents.to_vec()));
+            let (pf, tf) = (flats(&primal_traced), flats(tangents));
             Ok(quote_spanned! {span=> ::rjax::__private::ad::jvp(#names, #pf, #tf, #closure) })
         }
         Transform::Vjp => {
@@ -294,7 +294,7 @@ fn check_grad_return(
 ) -> Result<(), syn::Error> {
     let params: Vec<&Param> = argnums.iter().map(|&a| view.params[a]).collect();
     let grads = owned_tuple(&params, tuple);
-    let grads_text = check::code(&grads);
+    let grads_text = type_text(&grads);
     let of = params.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ");
     let (declared, expected, why): (Option<&Type>, String, String) = match (value, has_aux) {
         (false, false) => (Some(ret), grads_text, format!("the gradient with respect to {of}")),
@@ -344,4 +344,13 @@ fn normalize(ty: &Type) -> String {
         .replace("::std::vec::", "")
         .replace("std::vec::", "")
         .replace(",)", ")")
+}
+
+/// A type as a message shows it: `Vec<(Array, Array)>`.
+fn type_text(ty: &Type) -> String {
+    check::code(ty)
+        .replace("::std::vec::", "")
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
 }

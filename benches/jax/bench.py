@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
 
-    python3 benches/jax/bench.py w1|w2|w6|random
+    python3 benches/jax/bench.py w1|w2|w3w5|w6|random
 """
 import sys
 import time
@@ -48,6 +48,28 @@ def w6():
     print("jax_w6_jit_scalar_per_call", median_time(loop, runs=5) / calls)
 
 
+def w3w5():
+    sizes = [784, 512, 512, 10]
+    keys = jax.random.split(jax.random.PRNGKey(0), 8)
+    params = [(jax.random.normal(keys[l], (sizes[l], sizes[l + 1])) * 0.05, jnp.zeros(sizes[l + 1]))
+              for l in range(3)]
+    inputs = jax.random.normal(keys[4], (128, sizes[0]))
+    targets = jax.random.normal(keys[5], (128, sizes[3]))
+
+    def loss(params, x, y):
+        out = x
+        for w, b in params:
+            out = jnp.dot(x, w) + b
+            x = jnp.tanh(out)
+        return jnp.sum((out - y) ** 2)
+
+    step = jax.jit(jax.grad(loss))
+    print("jax_w3_jit_grad_step", median_time(lambda: jax.block_until_ready(step(params, inputs, targets))))
+    h = jax.jit(jax.hessian(lambda x: jnp.sum(jnp.tanh(x) * x ** 2)))
+    v = jnp.linspace(-1.0, 1.0, 256)
+    print("jax_w5_jit_hessian_256", median_time(lambda: h(v).block_until_ready()))
+
+
 def random():
     # jax.random samplers are jitted internally: one fused XLA kernel per call.
     key = jax.random.PRNGKey(0)
@@ -56,4 +78,4 @@ def random():
     print("jax_random_uniform_10M", median_time(lambda: jax.random.uniform(key, (n,)).block_until_ready()))
 
 
-{"w1": w1, "w2": w2, "w6": w6, "random": random}[sys.argv[1]]()
+{"w1": w1, "w2": w2, "w3w5": w3w5, "w6": w6, "random": random}[sys.argv[1]]()

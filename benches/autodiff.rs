@@ -1,0 +1,109 @@
+//! W3: one `grad(loss)` step of the MLP [784, 512, 512, 10] on a batch of 128, and W5: the
+//! hessian of `sum(tanh(x) * x**2)` for a 256-vector. Both run under `#[jit]` op by op (no
+//! fusion yet), printed as achieved GFLOP/s and beside JAX CPU's `jit(grad(loss))` /
+//! `jit(hessian(f))` measured in the same run.
+
+mod common;
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, Criterion};
+use rjax::prelude::*;
+
+#[traceable]
+fn loss(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Array {
+    let mut x = inputs.clone();
+    let mut out = inputs.clone();
+    for (w, b) in params {
+        out = x.dot(w) + b;
+        x = out.tanh();
+    }
+    (out - targets).square().sum()
+}
+
+#[jit]
+#[grad]
+fn grad_step(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Vec<(Array, Array)> {
+    loss(params, inputs, targets)
+}
+
+#[jit]
+#[hessian]
+fn hessian_w5(x: &Array) -> Array {
+    (x.tanh() * x.square()).sum()
+}
+
+const SIZES: [usize; 4] = [784, 512, 512, 10];
+const BATCH: usize = 128;
+
+fn w3_inputs() -> (Vec<(Array, Array)>, Array, Array) {
+    let keys = random::split(&random::key(0), 8);
+    let params = (0..3)
+        .map(|l| {
+            let w = random::normal(&keys.get(l), [SIZES[l], SIZES[l + 1]]) * 0.05;
+            (w, jnp::zeros([SIZES[l + 1]]))
+        })
+        .collect();
+    let inputs = random::normal(&keys.get(4), [BATCH, SIZES[0]]);
+    let targets = random::normal(&keys.get(5), [BATCH, SIZES[3]]);
+    (params, inputs, targets)
+}
+
+/// Multiply-adds of the forward pass, doubled for the backward pass's two products per layer.
+fn w3_flops() -> f64 {
+    let forward: usize = (0..3).map(|l| 2 * BATCH * SIZES[l] * SIZES[l + 1]).sum();
+    3.0 * forward as f64
+}
+
+/// Bytes every equation of the step's plan writes (each materializes op by op).
+fn w3_allocated_bytes(params: &[(Array, Array)], x: &Array, y: &Array) -> usize {
+    let program = grad_step::jaxpr(params, x, y).simplified;
+    program
+        .equations
+        .iter()
+        .flat_map(|e| e.outputs.iter())
+        .map(|v| {
+            let aval = program.aval(*v);
+            aval.shape.iter().product::<usize>() * aval.dtype.size_of()
+        })
+        .sum()
+}
+
+fn bench(c: &mut Criterion) {
+    let (params, x, y) = w3_inputs();
+    let mut group = c.benchmark_group("autodiff");
+    group.sample_size(10);
+    group.bench_function("w3 jit(grad(mlp loss)) step", |b| {
+        b.iter(|| drop(black_box(grad_step(&params, &x, &y))))
+    });
+    let v = jnp::linspace(-1.0, 1.0, 256);
+    group.bench_function("w5 jit(hessian) 256", |b| b.iter(|| drop(black_box(hessian_w5(&v)))));
+    group.finish();
+}
+
+fn summary() {
+    let (params, x, y) = w3_inputs();
+    drop(grad_step(&params, &x, &y));
+    let w3 = common::median_time(9, || drop(grad_step(&params, &x, &y))).as_secs_f64();
+    let gflops = |secs: f64| w3_flops() / secs / 1e9;
+    let mib = w3_allocated_bytes(&params, &x, &y) as f64 / (1 << 20) as f64;
+    println!("\nW3 summary: MLP [784, 512, 512, 10], batch 128, one jit(grad(loss)) step");
+    common::report("rjax", w3, &format!("{:.1} GFLOP/s; the step writes {mib:.1} MiB", gflops(w3)));
+    let v = jnp::linspace(-1.0, 1.0, 256);
+    drop(hessian_w5(&v));
+    let w5 = common::median_time(9, || drop(hessian_w5(&v))).as_secs_f64();
+    println!("W5 summary: hessian of sum(tanh(x) * x**2), x of 256");
+    common::report("rjax", w5, "");
+    common::report_jax("w3w5", |name, secs| {
+        let ours = if name.contains("w3") { w3 } else { w5 };
+        format!("rjax / JAX = {:.2}", ours / secs)
+    });
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    benches();
+    summary();
+    criterion::Criterion::default().configure_from_args().final_summary();
+}

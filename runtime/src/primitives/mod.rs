@@ -127,7 +127,9 @@ impl<T: Primitive + Clone + 'static> PrimitiveClone for T {
 /// operand is traced, records it into the trace being built (see [`crate::ir::trace`]).
 #[track_caller]
 pub fn bind(prim: &dyn Primitive, inputs: &[&Array]) -> Vec<Array> {
-    let span = trace::current_span().unwrap_or_else(|| Span::of(Location::caller()));
+    // Read the caller here: inside a closure it would name the closure.
+    let caller = Location::caller();
+    let span = trace::current_span().unwrap_or_else(|| Span::of(caller));
     bind_at(prim, inputs, Some(span))
 }
 

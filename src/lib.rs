@@ -1,7 +1,8 @@
 #![doc = include_str!("../README.md")]
 
 pub use rjax_macros::{
-    checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, traceable, value_and_grad, vjp, Tree,
+    checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, traceable,
+    value_and_grad, vjp, Tree,
 };
 pub use rjax_runtime::*;
 
@@ -18,7 +19,8 @@ macro_rules! debug_print {
 /// `tree`, and the attributes.
 pub mod prelude {
     pub use rjax_macros::{
-        checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, traceable, value_and_grad, vjp, Tree,
+        checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, traceable,
+        value_and_grad, vjp, Tree,
     };
     pub use rjax_runtime::prelude::*;
 }

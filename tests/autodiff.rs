@@ -503,3 +503,65 @@ fn transforms_agree_with_each_other() {
     close(&v, &(x.tanh() * x.square()).sum());
     close(&gv, &g(&x));
 }
+
+// ---- The custom-derivative attributes -----------------------------------------------------
+
+#[traceable]
+fn log1pexp_rule(x: &Array, t: &Array) -> (Array, Array) {
+    let y = (x.exp() + 1.0).log();
+    (y, (1.0 - 1.0 / (x.exp() + 1.0)) * t)
+}
+
+#[custom_jvp(jvp = log1pexp_rule)]
+fn log1pexp_attr(x: &Array) -> Array {
+    (x.exp() + 1.0).log()
+}
+
+#[grad]
+fn grad_log1pexp_attr(x: f32) -> f32 {
+    log1pexp_attr(&x)
+}
+
+#[traceable]
+fn sin_times_fwd(x: &Array, y: &Array) -> (Array, (Array, Array, Array)) {
+    (x.sin() * y, (x.cos(), x.sin(), y.clone()))
+}
+
+#[traceable]
+fn sin_times_bwd(res: (Array, Array, Array), g: Array) -> (Array, Array) {
+    let (cos_x, sin_x, y) = res;
+    (cos_x * &g * y, sin_x * g)
+}
+
+#[custom_vjp(fwd = sin_times_fwd, bwd = sin_times_bwd)]
+fn sin_times(x: &Array, y: &Array) -> Array {
+    x.sin() * y
+}
+
+#[grad(argnums = (0, 1))]
+fn grad_sin_times(x: &Array, y: &Array) -> (Array, Array) {
+    sin_times(x, y)
+}
+
+#[jvp]
+fn jvp_sin_times(x: &Array, y: &Array, tx: &Array, ty: &Array) -> (Array, Array) {
+    sin_times(x, y)
+}
+
+#[test]
+fn custom_derivative_attributes() {
+    let c = "custom_jvp_log1pexp";
+    let x = input(c, "x").to_vec::<f32>().unwrap();
+    let grads: Vec<f32> = x.iter().map(|&v| grad_log1pexp_attr(v)).collect();
+    assert_golden(c, 0, &jnp::array(&grads[..]));
+    let c = "custom_vjp_f_sin_times_y";
+    let (x, y) = (input(c, "x"), input(c, "y"));
+    assert_golden(c, 0, &sin_times(&x, &y));
+    let (dx, dy) = grad_sin_times(&x, &y);
+    assert_golden(c, 1, &dx);
+    assert_golden(c, 2, &dy);
+    let msg = panic_text(|| {
+        jvp_sin_times(&x, &y, &x, &y);
+    });
+    assert!(msg.contains("cannot be differentiated in forward mode"), "{msg}");
+}

@@ -104,6 +104,25 @@ pub fn checkpoint(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "checkpoint")
 }
 
+/// `jax.custom_jvp`: `#[custom_jvp(jvp = f_jvp)] fn f(..)` is differentiated by the
+/// `#[traceable]` function `f_jvp`, which takes `f`'s parameters followed by one tangent per
+/// traced parameter (of the same types) and returns `(out, out_tangent)`; the tangent must be
+/// linear in the tangents (reverse mode transposes it).
+#[proc_macro_attribute]
+pub fn custom_jvp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "custom_jvp")
+}
+
+/// `jax.custom_vjp`: `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)] fn f(..)` runs its body, and
+/// reverse mode uses `#[traceable] fn f_fwd` (`f`'s parameters, returns `(out, residuals)`)
+/// and `#[traceable] fn f_bwd(residuals, cotangent)` (both owned pytrees of arrays; returns
+/// one cotangent per traced parameter, a tuple when there are several). Forward mode is
+/// refused, as in JAX.
+#[proc_macro_attribute]
+pub fn custom_vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "custom_vjp")
+}
+
 /// Implements `rjax::Tree` and `rjax::Unflatten` for a struct whose fields are pytrees;
 /// fields marked `#[tree(static)]` (which must be `Clone + Hash + Debug + Send + Sync`) are
 /// part of the structure, not leaves, so a new value of one is a new `#[jit]` signature.

@@ -11,7 +11,7 @@ pub mod ad {
     pub use crate::transform::ad::api::{
         grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, Flat, Wrt,
     };
-    pub use crate::transform::ad::custom::checkpoint;
+    pub use crate::transform::ad::custom::{checkpoint, custom_jvp_call, custom_vjp_call};
 }
 
 use crate::array::Array;

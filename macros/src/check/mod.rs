@@ -312,30 +312,12 @@ pub fn refuse_tree_option(at: &dyn ToTokens, option: &str) -> syn::Error {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::code;
-
-    #[test]
-    fn code_reads_like_source() {
-        let cases: [(syn::Expr, &str); 6] = [
-            (syn::parse_quote!(y.at(s![i]).add(1.0)), "y.at(s![i]).add(1.0)"),
-            (syn::parse_quote!(x.sum() as usize), "x.sum() as usize"),
-            (syn::parse_quote!(rjax::debug_print!("{}", x)), "rjax::debug_print!(\"{}\", x)"),
-            (syn::parse_quote!((w, b)), "(w, b)"),
-            (syn::parse_quote!(x != y.0), "x != y.0"),
-            (syn::parse_quote!(0..n), "0..n"),
-        ];
-        for (e, text) in cases {
-            assert_eq!(code(&e), text);
-        }
-    }
-}
-
 pub fn refuse_transform_arg(at: &dyn ToTokens, attr: &str) -> syn::Error {
     let takes = match attr {
         "grad" | "value_and_grad" => "`argnums = 0`, `argnums = (0, 1)` and `has_aux`",
         "jacfwd" | "jacrev" | "hessian" => "`argnums = 0`",
+        "custom_jvp" => "`jvp = rule_function`",
+        "custom_vjp" => "`fwd = fwd_function, bwd = bwd_function`",
         _ => "no arguments",
     };
     err(at, format!("`#[{attr}]` does not take `{}`; it takes {takes}", code(at)))
@@ -412,4 +394,36 @@ pub fn refuse_vjp_params(at: &dyn ToTokens) -> syn::Error {
         "`#[vjp]` takes the primals followed by one cotangent parameter of the function's \
          output type: `fn f(x: &Array, ct: &Array) -> Array`",
     )
+}
+
+pub fn refuse_custom_args(at: &dyn ToTokens, attr: &str) -> syn::Error {
+    let example = if attr == "custom_jvp" {
+        "`#[custom_jvp(jvp = f_jvp)]`, where `#[traceable] fn f_jvp` takes the primals and one \
+         tangent per traced primal and returns `(out, out_tangent)`"
+    } else {
+        "`#[custom_vjp(fwd = f_fwd, bwd = f_bwd)]`, where `#[traceable] fn f_fwd` takes the \
+         parameters and returns `(out, residuals)`, and `#[traceable] fn f_bwd(residuals, \
+         cotangent)` returns one cotangent per traced parameter"
+    };
+    err(at, format!("`#[{attr}]` names the functions that give its derivative: write {example}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code;
+
+    #[test]
+    fn code_reads_like_source() {
+        let cases: [(syn::Expr, &str); 6] = [
+            (syn::parse_quote!(y.at(s![i]).add(1.0)), "y.at(s![i]).add(1.0)"),
+            (syn::parse_quote!(x.sum() as usize), "x.sum() as usize"),
+            (syn::parse_quote!(rjax::debug_print!("{}", x)), "rjax::debug_print!(\"{}\", x)"),
+            (syn::parse_quote!((w, b)), "(w, b)"),
+            (syn::parse_quote!(x != y.0), "x != y.0"),
+            (syn::parse_quote!(0..n), "0..n"),
+        ];
+        for (e, text) in cases {
+            assert_eq!(code(&e), text);
+        }
+    }
 }

@@ -48,7 +48,8 @@ pub fn function(
 ) -> Result<TokenStream, Vec<syn::Error>> {
     let mut item: ItemFn = syn::parse2(item).map_err(|e| vec![e])?;
     let layers = stack(name, attr, &mut item)?;
-    let mode = if layers[0].transform == Transform::Jit { Mode::Jit } else { Mode::Traceable };
+    let mode =
+        if matches!(layers[0].transform, Transform::Jit) { Mode::Jit } else { Mode::Traceable };
     let func = Func::parse(item)?;
     let params = func.params.iter().map(|p| {
         let taint = if matches!(p.kind, ParamKind::Static) { Taint::Static } else { Taint::Traced };

@@ -167,6 +167,44 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
             let function = format_ident!("{}", kind.name());
             Ok(quote_spanned! {span=> ::rjax::__private::ad::#function(#wrt, #flats, #closure) })
         }
+        Transform::CustomJvp { rule } => {
+            let f = closure(&traced, layer_expr(inner, view.clone(), body)?);
+            let flats = flats(&traced);
+            let primals = rebinds(&traced, "__rjax_p", |p| p.name.clone());
+            let tangents = rebinds(&traced, "__rjax_t", tangent_name);
+            let pass = view.params.iter().map(|p| &p.name);
+            let tangent_pass = traced.iter().map(|p| tangent_name(p));
+            Ok(quote_spanned! {span=>
+                ::rjax::__private::ad::custom_jvp_call(#flats, #f, |__rjax_p, __rjax_t| {
+                    #primals
+                    #tangents
+                    #rule::__rjax_traced(#(#pass,)* #(#tangent_pass),*)
+                })
+            })
+        }
+        Transform::CustomVjp { fwd, bwd } => {
+            let f = closure(&traced, layer_expr(inner, view.clone(), body)?);
+            let flats = flats(&traced);
+            let primals = rebinds(&traced, "__rjax_p", |p| p.name.clone());
+            let pass = view.params.iter().map(|p| &p.name);
+            let ct_type = match &view.ret {
+                Some(ty) => super::traced_type(ty),
+                None => quote!(_),
+            };
+            Ok(quote_spanned! {span=>
+                ::rjax::__private::ad::custom_vjp_call(
+                    #flats,
+                    #f,
+                    |__rjax_p| {
+                        #primals
+                        #fwd::__rjax_traced(#(#pass),*)
+                    },
+                    |__rjax_res: ::rjax::__private::ad::Flat, __rjax_ct: ::rjax::__private::ad::Flat| {
+                        #bwd::__rjax_traced(__rjax_res.into_tree(), __rjax_ct.into_tree::<#ct_type>())
+                    },
+                )
+            })
+        }
         Transform::Checkpoint => {
             let closure = closure(&traced, layer_expr(inner, view.clone(), body)?);
             let flats = flats(&traced);
@@ -235,13 +273,32 @@ fn flats(traced: &[&Param]) -> TokenStream {
 /// A closure taking the traced parameters as `Flat`s, rebuilding them under their names (as
 /// the types the body expects) and evaluating `inner`.
 fn closure(traced: &[&Param], inner: TokenStream) -> TokenStream {
-    let rebinds = traced.iter().map(|p| {
-        let (name, mutability) = (&p.name, &p.mutability);
-        let next = quote!(__rjax_params.next().expect("one tree per parameter").into_tree());
+    let rebinds = rebinds(traced, "__rjax_params", |p| p.name.clone());
+    quote! {
+        |__rjax_params: ::std::vec::Vec<::rjax::__private::ad::Flat>| {
+            #rebinds
+            #inner
+        }
+    }
+}
+
+/// The name a parameter's tangent is bound to in a custom jvp rule's call.
+fn tangent_name(p: &Param) -> syn::Ident {
+    format_ident!("__rjax_tangent_{}", p.name)
+}
+
+/// Rebuilds the traced parameters from the `Vec<Flat>` named `source`, binding each to
+/// `name(param)` with the type the body expects.
+fn rebinds(traced: &[&Param], source: &str, name: impl Fn(&Param) -> syn::Ident) -> TokenStream {
+    let source = format_ident!("{}", source);
+    let binds = traced.iter().map(|p| {
+        let (name, mutability) = (name(p), &p.mutability);
+        let next = quote!(#source.next().expect("one tree per parameter").into_tree());
         match &p.kind {
             ParamKind::Scalar(_) => quote!(let #mutability #name: ::rjax::Array = #next;),
             ParamKind::Tree { owned, by_ref: true } => {
-                let owned_name = format_ident!("__rjax_owned_{}", name);
+                let owned_name =
+                    format_ident!("__rjax_owned_{}", name.to_string().trim_start_matches('_'));
                 let elem = match &p.ty {
                     Type::Reference(r) => r.elem.as_ref().clone(),
                     other => other.clone(),
@@ -258,11 +315,8 @@ fn closure(traced: &[&Param], inner: TokenStream) -> TokenStream {
         }
     });
     quote! {
-        |__rjax_params: ::std::vec::Vec<::rjax::__private::ad::Flat>| {
-            let mut __rjax_params = __rjax_params.into_iter();
-            #(#rebinds)*
-            #inner
-        }
+        let mut #source = #source.into_iter();
+        #(#binds)*
     }
 }
 

@@ -10,7 +10,7 @@ use syn::{Attribute, Expr, Lit, Meta, Token};
 use crate::check;
 
 /// One transform of the stack.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Transform {
     /// `#[jit]`: compiled and cached when outermost, inlined elsewhere.
     Jit,
@@ -26,6 +26,10 @@ pub enum Transform {
     Jacobian { argnum: usize, kind: JacobianKind },
     /// `#[checkpoint]`: rematerialized in the backward pass.
     Checkpoint,
+    /// `#[custom_jvp(jvp = rule)]`: differentiated by the traceable function `rule`.
+    CustomJvp { rule: syn::Path },
+    /// `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)]`: reverse mode by the user's two passes.
+    CustomVjp { fwd: syn::Path, bwd: syn::Path },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +77,8 @@ const TRANSFORMS: &[&str] = &[
     "jacrev",
     "hessian",
     "checkpoint",
+    "custom_jvp",
+    "custom_vjp",
 ];
 
 /// Whether an attribute is one of rjax's transforms (`#[grad]`, `#[rjax::grad(..)]`).
@@ -89,6 +95,7 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
     let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args.clone())?;
     let mut argnums: Option<Argnums> = None;
     let mut has_aux = false;
+    let mut functions: Vec<(String, syn::Path)> = Vec::new();
     for meta in &metas {
         let key = meta.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
         match (key.as_str(), meta) {
@@ -97,6 +104,12 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
             }
             ("has_aux", Meta::Path(_)) if takes_aux(name) => has_aux = true,
             ("has_aux", Meta::NameValue(nv)) if takes_aux(name) => has_aux = parse_bool(&nv.value)?,
+            ("jvp", Meta::NameValue(nv)) if name == "custom_jvp" => {
+                functions.push((key.clone(), parse_path(&nv.value)?));
+            }
+            ("fwd" | "bwd", Meta::NameValue(nv)) if name == "custom_vjp" => {
+                functions.push((key.clone(), parse_path(&nv.value)?));
+            }
             _ => return Err(check::refuse_transform_arg(meta, name)),
         }
     }
@@ -109,6 +122,7 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
         "jvp" => Transform::Jvp,
         "vjp" => Transform::Vjp,
         "checkpoint" => Transform::Checkpoint,
+        "custom_jvp" | "custom_vjp" => custom(name, functions, &args, span)?,
         jac => {
             let kind = match jac {
                 "jacfwd" => JacobianKind::Forward,
@@ -162,4 +176,42 @@ fn parse_bool(value: &Expr) -> Result<bool, syn::Error> {
         },
         other => Err(syn::Error::new(other.span(), "expected `true` or `false`")),
     }
+}
+
+fn parse_path(value: &Expr) -> Result<syn::Path, syn::Error> {
+    match value {
+        Expr::Path(p) => Ok(p.path.clone()),
+        other => {
+            Err(syn::Error::new(other.span(), "expected the path of a `#[traceable]` function"))
+        }
+    }
+}
+
+/// The custom-derivative transforms, checking their functions were all named.
+fn custom(
+    name: &str,
+    functions: Vec<(String, syn::Path)>,
+    args: &TokenStream,
+    span: Span,
+) -> Result<Transform, syn::Error> {
+    let get = |key: &str| functions.iter().find(|(k, _)| k == key).map(|(_, p)| p.clone());
+    let missing = || {
+        if args.is_empty() {
+            check::refuse_custom_args(&span_tokens(span), name)
+        } else {
+            check::refuse_custom_args(args, name)
+        }
+    };
+    if name == "custom_jvp" {
+        let rule = get("jvp").ok_or_else(missing)?;
+        Ok(Transform::CustomJvp { rule })
+    } else {
+        let (fwd, bwd) = (get("fwd").ok_or_else(missing)?, get("bwd").ok_or_else(missing)?);
+        Ok(Transform::CustomVjp { fwd, bwd })
+    }
+}
+
+fn span_tokens(span: Span) -> TokenStream {
+    let ident = proc_macro2::Ident::new("attribute", span);
+    quote::quote!(#ident)
 }

@@ -31,7 +31,6 @@ pub fn checkpoint<R: Tree>(params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R)
     Flat { leaves, def: body.out_def }
 }
 
-/// Flattens owned arguments and rebuilds them inside a trace.
 fn one_param<A: Unflatten>(args: &A) -> Vec<Flat> {
     vec![Flat::of(args)]
 }
@@ -62,19 +61,46 @@ pub fn custom_jvp<A: Unflatten, R: Unflatten>(
     f: impl FnOnce(A) -> R,
     rule: impl FnOnce(A, A) -> (R, R),
 ) -> R {
-    let params = one_param(args);
-    let num_args = params[0].leaves.len();
-    let fun = trace_body(&params, |p| f(rebuild(p)));
-    let tangent_params = vec![params[0].clone(), params[0].clone()];
-    let rule = trace_body(&tangent_params, |mut p| {
-        let t = rebuild(p.split_off(1));
-        rule(rebuild(p), t)
+    custom_jvp_call(one_param(args), |p| f(rebuild(p)), |p, t| rule(rebuild(p), rebuild(t)))
+        .into_tree()
+}
+
+/// [`custom_jvp`] over flattened parameters (what `#[custom_jvp(jvp = rule)]` calls): `rule`
+/// gets the primals and one tangent tree per parameter, and returns `(outputs, tangents)`.
+#[track_caller]
+pub fn custom_jvp_call<R: Tree, T: Tree>(
+    params: Vec<Flat>,
+    f: impl FnOnce(Vec<Flat>) -> R,
+    rule: impl FnOnce(Vec<Flat>, Vec<Flat>) -> T,
+) -> Flat {
+    let num_params = params.len();
+    let num_args: usize = params.iter().map(|p| p.leaves.len()).sum();
+    let fun = trace_body(&params, f);
+    let mut doubled = params.clone();
+    doubled.extend(params.iter().cloned());
+    let rule = trace_body(&doubled, |mut p| {
+        let t = p.split_off(num_params);
+        rule(p, t)
     });
+    let fun_outs = fun.program.output_avals();
+    let rule_outs = rule.program.output_avals();
+    let fits = rule_outs.len() == 2 * fun_outs.len()
+        && fun_outs
+            .iter()
+            .chain(&fun_outs)
+            .zip(&rule_outs)
+            .all(|(a, b)| a.shape == b.shape && a.dtype == b.dtype);
+    if !fits {
+        panic!(
+            "custom_jvp: the rule must return (outputs, tangents) shaped like the function's \
+             output {}, but it returns {}",
+            fun.out_def, rule.out_def
+        );
+    }
     let prim = CustomJvp { fun: Arc::new(fun.program), rule: Arc::new(rule.program), num_args };
     let mut inputs: Vec<&Array> = fun.primals.iter().collect();
     inputs.extend(rule.primals[2 * num_args..].iter());
-    let leaves = bind(&prim, &inputs);
-    Flat { leaves, def: fun.out_def }.into_tree()
+    Flat { leaves: bind(&prim, &inputs), def: fun.out_def }
 }
 
 /// `jax.custom_vjp`: `f(args)`, differentiated in reverse mode by `fwd(args) -> (outputs,
@@ -98,25 +124,58 @@ pub fn custom_vjp<A: Unflatten, R: Unflatten, Res: Unflatten>(
     fwd: impl FnOnce(A) -> (R, Res),
     bwd: impl FnOnce(Res, R) -> A,
 ) -> R {
-    let params = one_param(args);
-    let num_args = params[0].leaves.len();
-    let fun = trace_body(&params, |p| f(rebuild(p)));
-    let fwd = trace_body(&params, |p| fwd(rebuild(p)));
+    custom_vjp_call(
+        one_param(args),
+        |p| f(rebuild(p)),
+        |p| fwd(rebuild(p)),
+        |res, ct| bwd(res.into_tree(), ct.into_tree()),
+    )
+    .into_tree()
+}
+
+/// [`custom_vjp`] over flattened parameters (what `#[custom_vjp(fwd = .., bwd = ..)]`
+/// calls): `fwd` returns `(outputs, residuals)`; `bwd` gets the residuals and the outputs'
+/// cotangent and returns one cotangent tree per parameter (a tuple of them when there are
+/// several).
+#[track_caller]
+pub fn custom_vjp_call<R: Tree, F: Tree, B: Tree>(
+    params: Vec<Flat>,
+    f: impl FnOnce(Vec<Flat>) -> R,
+    fwd: impl FnOnce(Vec<Flat>) -> F,
+    bwd: impl FnOnce(Flat, Flat) -> B,
+) -> Flat {
+    let num_args: usize = params.iter().map(|p| p.leaves.len()).sum();
+    let fun = trace_body(&params, f);
+    let fwd = trace_body(&params, fwd);
     let out_def = fun.out_def.clone();
     let num_outputs = out_def.num_leaves();
+    let parts = fwd.out_def.tuple_elements().filter(|p| p.len() == 2 && p[0] == out_def);
+    let Some(parts) = parts else {
+        panic!(
+            "custom_vjp: fwd must return (outputs, residuals) with the function's output \
+             structure {out_def}, but it returns {}",
+            fwd.out_def
+        );
+    };
     let num_residuals = fwd.program.outputs.len() - num_outputs;
     let outs = fwd.program.output_avals();
-    let residual_def = fwd.out_def.tuple_elements().expect("fwd returns a pair")[1].clone();
-    let residual_flat = Flat {
+    let residuals = Flat {
         leaves: outs[num_outputs..].iter().map(super::ops::zeros).collect(),
-        def: residual_def,
+        def: parts[1].clone(),
     };
-    let ct_flat =
+    let ct =
         Flat { leaves: outs[..num_outputs].iter().map(super::ops::zeros).collect(), def: out_def };
-    let bwd = trace_body(&[residual_flat, ct_flat], |mut p| {
-        let ct = rebuild(p.split_off(1));
-        bwd(rebuild(p), ct)
+    let bwd = trace_body(&[residuals, ct], |mut p| {
+        let ct = p.pop().expect("two parameters");
+        bwd(p.pop().expect("two parameters"), ct)
     });
+    if bwd.out_def.num_leaves() != num_args {
+        panic!(
+            "custom_vjp: bwd must return one cotangent per argument leaf ({num_args}), but it \
+             returns {}",
+            bwd.out_def
+        );
+    }
     let prim = CustomVjp {
         fun: Arc::new(fun.program),
         fwd: Arc::new(fwd.program),
@@ -127,6 +186,5 @@ pub fn custom_vjp<A: Unflatten, R: Unflatten, Res: Unflatten>(
     let mut inputs: Vec<&Array> = fun.primals.iter().collect();
     inputs.extend(fwd.primals[num_args..].iter());
     inputs.extend(bwd.primals[num_residuals + num_outputs..].iter());
-    let leaves = bind(&prim, &inputs);
-    Flat { leaves, def: fun.out_def }.into_tree()
+    Flat { leaves: bind(&prim, &inputs), def: fun.out_def }
 }

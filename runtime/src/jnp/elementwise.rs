@@ -103,11 +103,33 @@ pub fn softplus(x: &Array) -> Array {
     logaddexp(x, 0.0)
 }
 
-/// `log(e^a + e^b)`, computed without overflow.
+/// `log(e^a + e^b)`, computed without overflow. Its derivative is JAX's: `e^(a - out)` and
+/// `e^(b - out)`, so equal operands get half each (the stable formula's `max` and `abs`
+/// kinks would cancel to 0 there).
 #[track_caller]
 pub fn logaddexp(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     let ops = promote_inexact(&[a.into_array(), b.into_array()]);
-    let (a, b) = (&ops[0], &ops[1]);
+    let (a, b) = (ops[0].clone(), ops[1].clone());
+    if !crate::ir::trace::is_tracing() {
+        // Only traced values are differentiated; eager ones need no rule.
+        return logaddexp_value(&a, &b);
+    }
+    crate::transform::ad::custom::custom_jvp(
+        &(a, b),
+        |(a, b): (Array, Array)| logaddexp_value(&a, &b),
+        |(a, b): (Array, Array), (ta, tb): (Array, Array)| {
+            let out = logaddexp_value(&a, &b);
+            let share = |x: &Array| {
+                let d = subtract(x, &out);
+                exp(&where_(isnan(&d), 0.0, d))
+            };
+            let t = add(multiply(&ta, share(&a)), multiply(&tb, share(&b)));
+            (out, t)
+        },
+    )
+}
+
+fn logaddexp_value(a: &Array, b: &Array) -> Array {
     let hi = maximum(a, b);
     let delta = subtract(a, b);
     let tail = log1p(&exp(&negative(&abs(&delta))));

@@ -110,11 +110,7 @@ impl Primitive for Cond {
             self.branches.iter().map(|b| Arc::new(tangent_program(b, &nonzero))).collect();
         let mut inputs = refs;
         inputs.extend(tangents[1..].iter().flatten());
-        let mut out_tangents = bind(&Cond { branches }, &inputs).into_iter();
-        let tangents = outs
-            .iter()
-            .map(|o| differentiable(&o.aval()).then(|| out_tangents.next()).flatten())
-            .collect();
+        let tangents = ops::float_tangents(&outs, bind(&Cond { branches }, &inputs));
         Ok((outs, tangents))
     }
 
@@ -126,18 +122,12 @@ impl Primitive for Cond {
         let branches =
             self.branches.iter().map(|b| Arc::new(transpose_program(b, &linear))).collect();
         let out_avals = self.branches[0].output_avals();
-        let cts: Vec<Array> = cts
-            .iter()
-            .zip(&out_avals)
-            .filter(|(_, a)| differentiable(a))
-            .map(|(ct, a)| ops::instantiate(ct, a))
-            .collect();
+        let cts = ops::float_cts(cts, &out_avals);
         let mut inputs: Vec<&Array> = vec![index];
         inputs.extend(args[1..].iter().filter_map(LinearArg::known));
         inputs.extend(cts.iter());
-        let mut in_cts = bind(&Cond { branches }, &inputs).into_iter();
         let mut result = vec![None];
-        result.extend(args[1..].iter().map(|a| if a.is_linear() { in_cts.next() } else { None }));
+        result.extend(ops::linear_cts(&args[1..], bind(&Cond { branches }, &inputs)));
         Ok(result)
     }
 }

@@ -9,9 +9,7 @@ use super::{bind, describe, expect_arity, Aval, Primitive};
 use crate::array::Array;
 use crate::ir::{eval_program, Program};
 use crate::transform::ad::ops;
-use crate::transform::ad::{
-    differentiable, tangent_program, transpose_program, LinearArg, Tangent,
-};
+use crate::transform::ad::{tangent_program, transpose_program, LinearArg, Tangent};
 
 /// `stop_gradient`: the identity, with a zero derivative.
 #[derive(Clone, Copy, Debug)]
@@ -103,11 +101,7 @@ impl Primitive for Checkpoint {
         let tangent = Checkpoint { program: Arc::new(tangent_program(&self.program, &nonzero)) };
         let mut inputs = refs;
         inputs.extend(tangents.iter().flatten());
-        let mut out_tangents = bind(&tangent, &inputs).into_iter();
-        let tangents = outs
-            .iter()
-            .map(|o| if differentiable(&o.aval()) { out_tangents.next() } else { None })
-            .collect();
+        let tangents = ops::float_tangents(&outs, bind(&tangent, &inputs));
         Ok((outs, tangents))
     }
 
@@ -115,16 +109,10 @@ impl Primitive for Checkpoint {
         let linear: Vec<bool> = args.iter().map(LinearArg::is_linear).collect();
         let transposed =
             Checkpoint { program: Arc::new(transpose_program(&self.program, &linear)) };
-        let cts: Vec<Array> = cts
-            .iter()
-            .zip(self.program.output_avals())
-            .filter(|(_, a)| differentiable(a))
-            .map(|(ct, a)| ops::instantiate(ct, &a))
-            .collect();
+        let cts = ops::float_cts(cts, &self.program.output_avals());
         let mut inputs: Vec<&Array> = args.iter().filter_map(LinearArg::known).collect();
         inputs.extend(cts.iter());
-        let mut in_cts = bind(&transposed, &inputs).into_iter();
-        Ok(args.iter().map(|a| if a.is_linear() { in_cts.next() } else { None }).collect())
+        Ok(ops::linear_cts(args, bind(&transposed, &inputs)))
     }
 }
 

@@ -144,3 +144,30 @@ pub(crate) fn single_ct(cts: &[Tangent]) -> Option<&Array> {
 pub(crate) fn bind_one(prim: &dyn crate::primitives::Primitive, inputs: &[&Array]) -> Array {
     crate::primitives::bind1(prim, inputs)
 }
+
+/// Spreads `results` (one per floating-point output, in order) over `outputs`: the tangents
+/// of an equation whose tangent equation returns only what can carry one.
+pub(crate) fn float_tangents(outputs: &[Array], results: Vec<Array>) -> Vec<Tangent> {
+    let mut results = results.into_iter();
+    outputs
+        .iter()
+        .map(|o| if super::differentiable(&o.aval()) { results.next() } else { None })
+        .collect()
+}
+
+/// The cotangents of the floating-point outputs among `avals`, zeros instantiated: the
+/// operands a transposed sub-program takes after the known values.
+pub(crate) fn float_cts(cts: &[Tangent], avals: &[Aval]) -> Vec<Array> {
+    cts.iter()
+        .zip(avals)
+        .filter(|(_, a)| super::differentiable(a))
+        .map(|(ct, a)| instantiate(ct, a))
+        .collect()
+}
+
+/// What a transpose rule returns for operands `args` given the linear ones' cotangents in
+/// order (`None` for the known ones).
+pub(crate) fn linear_cts(args: &[super::LinearArg], results: Vec<Array>) -> Vec<Tangent> {
+    let mut results = results.into_iter();
+    args.iter().map(|a| if a.is_linear() { results.next() } else { None }).collect()
+}

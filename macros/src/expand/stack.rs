@@ -49,24 +49,14 @@ pub fn traced_body(
     }
     let view = View { params: func.params.iter().collect(), ret };
     let expr = layer_expr(layers, view, &body).map_err(|e| vec![e])?;
-    let out = super::traced_type(func.item.sig.output_type());
+    let out = match &func.item.sig.output {
+        ReturnType::Type(_, ty) => super::traced_type(ty),
+        ReturnType::Default => unreachable!("checked to have a return type"),
+    };
     Ok(quote! {{
         let __rjax_out: ::rjax::__private::ad::Flat = #expr;
         __rjax_out.into_tree::<#out>()
     }})
-}
-
-trait OutputType {
-    fn output_type(&self) -> &Type;
-}
-
-impl OutputType for syn::Signature {
-    fn output_type(&self) -> &Type {
-        match &self.output {
-            ReturnType::Type(_, ty) => ty,
-            ReturnType::Default => unreachable!("checked to have a return type"),
-        }
-    }
 }
 
 fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStream, syn::Error> {
@@ -106,7 +96,7 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
             let (primals, tangents) = view.params.split_at(split);
             let inner_ret = match &view.ret {
                 Some(Type::Tuple(t))
-                    if t.elems.len() == 2 && same_type(&t.elems[0], &t.elems[1]) =>
+                    if t.elems.len() == 2 && same_tokens(&t.elems[0], &t.elems[1]) =>
                 {
                     Some(t.elems[0].clone())
                 }
@@ -385,10 +375,6 @@ fn pair(ty: &Type) -> Option<(&Type, &Type)> {
 /// Whether two types are written alike, ignoring an `rjax::` / `::std::vec::` qualification.
 fn same_tokens(a: &Type, b: &Type) -> bool {
     normalize(a) == normalize(b)
-}
-
-fn same_type(a: &Type, b: &Type) -> bool {
-    same_tokens(a, b)
 }
 
 fn normalize(ty: &Type) -> String {

@@ -1,9 +1,9 @@
 //! `convert_element_type`: changes an array's dtype (and weak flag) elementwise.
 
-use super::{expect_arity, Aval, Primitive};
+use super::{bind1, expect_arity, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::DType;
-use crate::transform::ad::ops::{bind_one, single_ct};
+use crate::transform::ad::ops::single_ct;
 use crate::transform::ad::{LinearArg, Tangent};
 
 /// Converts to `dtype` with NumPy's `astype` semantics: floats truncate toward zero into
@@ -42,9 +42,8 @@ impl Primitive for Convert {
         primals: &[Array],
         tangents: &[Tangent],
     ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
-        let out = bind_one(self, &[&primals[0]]);
-        let t =
-            tangents[0].as_ref().filter(|_| self.dtype.is_float()).map(|t| bind_one(self, &[t]));
+        let out = bind1(self, &[&primals[0]]);
+        let t = tangents[0].as_ref().filter(|_| self.dtype.is_float()).map(|t| bind1(self, &[t]));
         Ok((vec![out], vec![t]))
     }
 
@@ -55,7 +54,7 @@ impl Primitive for Convert {
             if ct.dtype() == x.dtype {
                 ct.clone()
             } else {
-                bind_one(&back, &[ct])
+                bind1(&back, &[ct])
             }
         })])
     }

@@ -7,13 +7,13 @@
 //! updates. Indexing never raises on a bad index, as XLA cannot.
 
 use super::binary::Scalar;
-use super::{describe, expect_arity, Aval, Primitive};
+use super::{bind1, describe, expect_arity, Aval, Primitive};
 use super::{BinaryOp, BroadcastInDim, Iota};
 use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::copy::{self, AxisLayout};
 use crate::shape::ShapeDisplay;
-use crate::transform::ad::ops::{self, bind_one, single_ct};
+use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
 
 /// What a gather or scatter does with an index that is out of bounds after negative indices are
@@ -129,8 +129,8 @@ impl Primitive for Gather {
         tangents: &[Tangent],
     ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
         let (x, idx) = (&primals[0], &primals[1]);
-        let out = bind_one(self, &[x, idx]);
-        let t = tangents[0].as_ref().map(|t| bind_one(self, &[t, idx]));
+        let out = bind1(self, &[x, idx]);
+        let t = tangents[0].as_ref().map(|t| bind1(self, &[t, idx]));
         Ok((vec![out], vec![t]))
     }
 
@@ -143,7 +143,7 @@ impl Primitive for Gather {
         // out of bounds (filled, not read) send nothing.
         let zeros = ops::zeros(&args[0].aval());
         let add = Scatter { axis: self.axis, op: ScatterOp::Add, mode: self.mode };
-        Ok(vec![Some(bind_one(&add, &[&zeros, idx, ct])), None])
+        Ok(vec![Some(bind1(&add, &[&zeros, idx, ct])), None])
     }
 }
 
@@ -166,13 +166,13 @@ impl Scatter {
     /// Which index positions' updates survive a `set` scatter into an axis of extent `n`:
     /// in bounds, and the last among repeats of their index.
     fn landed(&self, idx: &Array, n: usize) -> Array {
-        let ids = bind_one(&Iota { dtype: DType::I32, shape: vec![idx.size()], dimension: 0 }, &[]);
+        let ids = bind1(&Iota { dtype: DType::I32, shape: vec![idx.size()], dimension: 0 }, &[]);
         let ids = ops::reshape(&ids, idx.shape());
         let idx32 = ops::convert(idx, DType::I32);
         let none = ops::broadcast_to(&ops::scalar(&ids, -1.0), &[n]);
         let one_axis = Scatter { axis: 0, op: ScatterOp::Set, mode: self.mode };
-        let winners = bind_one(&one_axis, &[&none, &idx32, &ids]);
-        let winner = bind_one(&Gather { axis: 0, mode: IndexMode::Clip }, &[&winners, &idx32]);
+        let winners = bind1(&one_axis, &[&none, &idx32, &ids]);
+        let winner = bind1(&Gather { axis: 0, mode: IndexMode::Clip }, &[&winners, &idx32]);
         ops::binary(BinaryOp::And, &ops::eq(&winner, &ids), &self.in_bounds(idx, n))
     }
 }
@@ -274,10 +274,10 @@ impl Primitive for Scatter {
             return Err(format!("the derivative of {} is not implemented", self.name()));
         }
         let (x, idx, upd) = (&primals[0], &primals[1], &primals[2]);
-        let out = bind_one(self, &[x, idx, upd]);
+        let out = bind1(self, &[x, idx, upd]);
         let tx = ops::instantiate(&tangents[0], &x.aval());
         let tu = ops::instantiate(&tangents[2], &upd.aval());
-        Ok((vec![out], vec![Some(bind_one(self, &[&tx, idx, &tu]))]))
+        Ok((vec![out], vec![Some(bind1(self, &[&tx, idx, &tu]))]))
     }
 
     fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
@@ -291,15 +291,15 @@ impl Primitive for Scatter {
             ScatterOp::Set => {
                 // Overwritten elements get nothing; of repeated indices only the last update
                 // (the one that landed) gets the cotangent.
-                let cleared = bind_one(self, &[ct, idx, &ops::zeros(&upd)]);
+                let cleared = bind1(self, &[ct, idx, &ops::zeros(&upd)]);
                 (cleared, self.landed(idx, ct.shape()[self.axis]))
             }
             _ => return Err(format!("{} is not linear", self.name())),
         };
         let gather = Gather { axis: self.axis, mode: IndexMode::Clip };
-        let read = bind_one(&gather, &[ct, idx]);
+        let read = bind1(&gather, &[ct, idx]);
         let dims = (self.axis..self.axis + idx.ndim()).collect();
-        let kept = bind_one(
+        let kept = bind1(
             &BroadcastInDim { shape: upd.shape.clone(), broadcast_dimensions: dims },
             &[&kept],
         );

@@ -1,12 +1,12 @@
 //! `dot_general`: the contraction every matrix product is made of (JAX's `lax.dot_general`).
 
 use super::Transpose;
-use super::{describe, expect_arity, tuple, Aval, Primitive};
+use super::{bind1, describe, expect_arity, tuple, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::Element;
 use crate::exec::cpu::copy::transpose;
 use crate::exec::cpu::matmul::{batched_matmul, MatmulElement};
-use crate::transform::ad::ops::{self, bind_one, single_ct};
+use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
 
 /// Contracts `lhs` and `rhs` over paired axes, with paired batch axes. The output holds the
@@ -85,7 +85,7 @@ impl DotGeneral {
             lhs_batch: ct_batch,
             rhs_batch: self.rhs_batch.clone(),
         };
-        let raw = bind_one(&product, &[ct, rhs]);
+        let raw = bind1(&product, &[ct, rhs]);
         let mut order: Vec<usize> = (0..self.rhs_contract.len()).collect();
         order.sort_by_key(|&i| self.rhs_contract[i]);
         let mut layout: Vec<usize> = self.lhs_batch.clone();
@@ -99,7 +99,7 @@ impl DotGeneral {
         if permutation.iter().enumerate().all(|(i, &p)| i == p) {
             return raw;
         }
-        bind_one(&Transpose { permutation }, &[&raw])
+        bind1(&Transpose { permutation }, &[&raw])
     }
 }
 
@@ -149,9 +149,9 @@ impl Primitive for DotGeneral {
         tangents: &[Tangent],
     ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
         let (a, b) = (&primals[0], &primals[1]);
-        let out = bind_one(self, &[a, b]);
-        let from_a = tangents[0].as_ref().map(|t| bind_one(self, &[t, b]));
-        let from_b = tangents[1].as_ref().map(|t| bind_one(self, &[a, t]));
+        let out = bind1(self, &[a, b]);
+        let from_a = tangents[0].as_ref().map(|t| bind1(self, &[t, b]));
+        let from_b = tangents[1].as_ref().map(|t| bind1(self, &[a, t]));
         Ok((vec![out], vec![ops::add_tangents(from_a, from_b)]))
     }
 

@@ -10,13 +10,13 @@ use std::convert::identity as same;
 use half::{bf16, f16};
 
 use super::binary::Scalar;
-use super::{expect_arity, tuple, Aval, Primitive};
+use super::{bind1, expect_arity, tuple, Aval, Primitive};
 use super::{BroadcastInDim, Pad, Transpose};
 use crate::array::{Array, Buffer};
 use crate::dtype::DType;
 use crate::exec::cpu::elementwise::map;
 use crate::exec::cpu::reduce::{arg_reduce, reduce, scan, Fold};
-use crate::transform::ad::ops::{self, bind_one, single_ct};
+use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
 
 /// How a fold over axes combines elements.
@@ -64,7 +64,7 @@ impl Reduce {
     /// Broadcasts a reduced value back over the reduced axes of an operand of `shape`.
     fn expand(&self, reduced: &Array, shape: &[usize]) -> Array {
         let kept = (0..shape.len()).filter(|a| !self.axes.contains(a)).collect();
-        bind_one(&BroadcastInDim { shape: shape.to_vec(), broadcast_dimensions: kept }, &[reduced])
+        bind1(&BroadcastInDim { shape: shape.to_vec(), broadcast_dimensions: kept }, &[reduced])
     }
 
     /// The tangent of a product along `t`: each element's tangent times the product of the
@@ -78,20 +78,20 @@ impl Reduce {
         shape.push(self.axes.iter().map(|&a| x.shape()[a]).product());
         let last = shape.len() - 1;
         let flat = |a: &Array| {
-            ops::reshape(&bind_one(&Transpose { permutation: permutation.clone() }, &[a]), &shape)
+            ops::reshape(&bind1(&Transpose { permutation: permutation.clone() }, &[a]), &shape)
         };
         let (xf, tf) = (flat(x), flat(t));
         let one = ops::scalar(x, 1.0).with_weak_type(false);
         let shifted = |reverse: bool| {
-            let running = bind_one(&Cumulative { op: CumOp::Prod, axis: last, reverse }, &[&xf]);
+            let running = bind1(&Cumulative { op: CumOp::Prod, axis: last, reverse }, &[&xf]);
             let mut low = vec![0i64; shape.len()];
             let mut high = vec![0i64; shape.len()];
             (low[last], high[last]) = if reverse { (-1, 1) } else { (1, -1) };
-            bind_one(&Pad { low, high, interior: vec![0; shape.len()] }, &[&running, &one])
+            bind1(&Pad { low, high, interior: vec![0; shape.len()] }, &[&running, &one])
         };
         let others = ops::mul(&shifted(false), &shifted(true));
         let sum = Reduce { op: ReduceOp::Sum, axes: vec![last] };
-        bind_one(&sum, &[&ops::mul(&tf, &others)])
+        bind1(&sum, &[&ops::mul(&tf, &others)])
     }
 }
 
@@ -220,17 +220,17 @@ impl Primitive for Reduce {
         tangents: &[Tangent],
     ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
         let x = &primals[0];
-        let y = bind_one(self, &[x]);
+        let y = bind1(self, &[x]);
         let t = tangents[0].as_ref().expect("jvp rules run with a nonzero tangent");
         let sum = Reduce { op: ReduceOp::Sum, axes: self.axes.clone() };
         let ty = match self.op {
-            ReduceOp::Sum => Some(bind_one(self, &[t])),
+            ReduceOp::Sum => Some(bind1(self, &[t])),
             ReduceOp::Max | ReduceOp::Min => {
                 // Tied extremes share the slope equally (JAX's convention).
                 let at = ops::eq(x, &self.expand(&y, x.shape()));
                 let mask = ops::convert(&at, x.dtype());
-                let hits = bind_one(&sum, &[&mask]);
-                Some(ops::div(&bind_one(&sum, &[&ops::mul(t, &mask)]), &hits))
+                let hits = bind1(&sum, &[&mask]);
+                Some(ops::div(&bind1(&sum, &[&ops::mul(t, &mask)]), &hits))
             }
             ReduceOp::Prod => Some(self.prod_tangent(x, t)),
             ReduceOp::And | ReduceOp::Or => None,
@@ -458,7 +458,7 @@ impl Primitive for Cumulative {
             CumOp::Prod => {
                 let x = &primals[0];
                 let t = tangents[0].as_ref().expect("jvp rules run with a nonzero tangent");
-                Ok((vec![bind_one(self, &[x])], vec![Some(cumprod_tangent(self, x, t))]))
+                Ok((vec![bind1(self, &[x])], vec![Some(cumprod_tangent(self, x, t))]))
             }
             _ => Err(format!("the derivative of {} is not implemented", self.name())),
         }
@@ -469,7 +469,7 @@ impl Primitive for Cumulative {
             return Err(format!("{} is not linear", self.name()));
         }
         let back = Cumulative { reverse: !self.reverse, ..*self };
-        Ok(vec![single_ct(cts).map(|ct| bind_one(&back, &[ct]))])
+        Ok(vec![single_ct(cts).map(|ct| bind1(&back, &[ct]))])
     }
 }
 
@@ -487,7 +487,7 @@ fn cumprod_tangent(scan: &Cumulative, x: &Array, t: &Array) -> Array {
         let (mut low, mut high) = (vec![0i64; rank], vec![0i64; rank]);
         let d = d as i64;
         (low[axis], high[axis]) = if scan.reverse { (-d, d) } else { (d, -d) };
-        bind_one(&Pad { low, high, interior: vec![0; rank] }, &[a, fill])
+        bind1(&Pad { low, high, interior: vec![0; rank] }, &[a, fill])
     };
     let (mut p, mut tp) = (x.clone(), t.clone());
     let mut d = 1;

@@ -1,11 +1,11 @@
 //! `select`: picks elementwise between two arrays by a boolean predicate (`jnp.where`).
 
-use super::{describe, expect_arity, Aval, Primitive};
+use super::{bind1, describe, expect_arity, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::exec::cpu::elementwise::zip3;
 use crate::shape::broadcast_shapes;
-use crate::transform::ad::ops::{self, bind_one, single_ct};
+use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
 
 /// `select(pred, on_true, on_false)`; the three operands broadcast together.
@@ -58,10 +58,10 @@ impl Primitive for Select {
         tangents: &[Tangent],
     ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
         let (p, a, b) = (&primals[0], &primals[1], &primals[2]);
-        let out = bind_one(self, &[p, a, b]);
+        let out = bind1(self, &[p, a, b]);
         let ta = ops::instantiate(&tangents[1], &a.aval());
         let tb = ops::instantiate(&tangents[2], &b.aval());
-        let t = ops::broadcast_to(&bind_one(self, &[p, &ta, &tb]), out.shape());
+        let t = ops::broadcast_to(&bind1(self, &[p, &ta, &tb]), out.shape());
         Ok((vec![out], vec![Some(t)]))
     }
 
@@ -74,9 +74,9 @@ impl Primitive for Select {
         let branch = |arg: &LinearArg, on_true: bool| {
             arg.is_linear().then(|| {
                 let picked = if on_true {
-                    bind_one(self, &[p, ct, &zeros])
+                    bind1(self, &[p, ct, &zeros])
                 } else {
-                    bind_one(self, &[p, &zeros, ct])
+                    bind1(self, &[p, &zeros, ct])
                 };
                 ops::unbroadcast(&picked, &arg.aval().shape)
             })

@@ -4,13 +4,13 @@
 //! They move elements without computing on them. `reshape` is free (the result shares the
 //! buffer); the others copy through the kernels in [`crate::exec::cpu::copy`].
 
-use super::{describe, expect_arity, tuple, Aval, Primitive};
+use super::{bind1, describe, expect_arity, tuple, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::copy::{self, PadAxis};
 use crate::exec::cpu::elementwise::build;
 use crate::shape::{contiguous_strides, size, ShapeDisplay};
-use crate::transform::ad::ops::{self, bind_one, linear_jvp, single_ct};
+use crate::transform::ad::ops::{self, linear_jvp, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
 
 /// The output aval: the operand's dtype and weak flag with a new shape.
@@ -122,7 +122,7 @@ impl Primitive for Transpose {
         for (i, &p) in self.permutation.iter().enumerate() {
             inverse[p] = i;
         }
-        Ok(vec![single_ct(cts).map(|ct| bind_one(&Transpose { permutation: inverse }, &[ct]))])
+        Ok(vec![single_ct(cts).map(|ct| bind1(&Transpose { permutation: inverse }, &[ct]))])
     }
 }
 
@@ -307,7 +307,7 @@ impl Primitive for Concatenate {
             start += shape[axis];
             out.push(arg.is_linear().then(|| {
                 let strides = vec![1; shape.len()];
-                bind_one(&Slice { start_indices, limit_indices, strides }, &[ct])
+                bind1(&Slice { start_indices, limit_indices, strides }, &[ct])
             }));
         }
         Ok(out)
@@ -410,7 +410,7 @@ impl Primitive for Slice {
             interior.push(stride - 1);
         }
         let zero = ops::scalar(ct, 0.0).with_weak_type(false);
-        Ok(vec![Some(bind_one(&Pad { low, high, interior }, &[ct, &zero]))])
+        Ok(vec![Some(bind1(&Pad { low, high, interior }, &[ct, &zero]))])
     }
 }
 
@@ -468,7 +468,7 @@ impl Primitive for Rev {
     }
 
     fn transpose(&self, cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
-        Ok(vec![single_ct(cts).map(|ct| bind_one(self, &[ct]))])
+        Ok(vec![single_ct(cts).map(|ct| bind1(self, &[ct]))])
     }
 }
 
@@ -566,13 +566,13 @@ impl Primitive for Pad {
             interior: vec![0; self.low.len()],
         };
         let zero = ops::scalar(ct, 0.0).with_weak_type(false);
-        let unpadded = bind_one(&unpad, &[ct, &zero]);
+        let unpadded = bind1(&unpad, &[ct, &zero]);
         let strided = Slice {
             start_indices: vec![0; self.low.len()],
             limit_indices: unpadded.shape().to_vec(),
             strides: self.interior.iter().map(|i| i + 1).collect(),
         };
-        let operand_ct = bind_one(&strided, &[&unpadded]);
+        let operand_ct = bind1(&strided, &[&unpadded]);
         let value_ct = args[1].is_linear().then(|| {
             let all = |a: &Array| ops::sum_axes(a, (0..a.ndim()).collect());
             ops::sub(&all(ct), &all(&operand_ct))

@@ -163,13 +163,10 @@ pub fn grad<R: Tree>(
     params: Vec<Flat>,
     body: impl FnOnce(Vec<Flat>) -> R,
 ) -> Flat {
-    let (value, grads, aux) = value_and_grad_parts(wrt, tuple, has_aux, params, body);
+    let (_value, grads, aux) = value_and_grad_parts(wrt, tuple, has_aux, params, body);
     match aux {
         Some(aux) => Flat::tuple(vec![grads, aux]),
-        None => {
-            drop(value);
-            grads
-        }
+        None => grads,
     }
 }
 
@@ -349,8 +346,8 @@ pub fn hessian<R: Tree>(
     params: Vec<Flat>,
     body: impl FnOnce(Vec<Flat>) -> R,
 ) -> Flat {
-    let inner = Wrt { transform: "hessian", ..wrt };
-    jacfwd(Wrt { transform: "hessian", ..wrt }, params, move |p| jacrev(inner, p, body))
+    let wrt = Wrt { transform: "hessian", ..wrt };
+    jacfwd(wrt, params, move |p| jacrev(wrt, p, body))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

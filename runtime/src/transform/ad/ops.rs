@@ -140,11 +140,6 @@ pub(crate) fn single_ct(cts: &[Tangent]) -> Option<&Array> {
     cts[0].as_ref()
 }
 
-/// Binds a one-output primitive (rules' shorthand for [`crate::primitives::bind1`]).
-pub(crate) fn bind_one(prim: &dyn crate::primitives::Primitive, inputs: &[&Array]) -> Array {
-    crate::primitives::bind1(prim, inputs)
-}
-
 /// Spreads `results` (one per floating-point output, in order) over `outputs`: the tangents
 /// of an equation whose tangent equation returns only what can carry one.
 pub(crate) fn float_tangents(outputs: &[Array], results: Vec<Array>) -> Vec<Tangent> {

@@ -2,7 +2,7 @@
 
 pub use rjax_macros::{
     checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, traceable,
-    value_and_grad, vjp, Tree,
+    value_and_grad, vjp, vmap, Tree,
 };
 pub use rjax_runtime::*;
 
@@ -20,7 +20,7 @@ macro_rules! debug_print {
 pub mod prelude {
     pub use rjax_macros::{
         checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, traceable,
-        value_and_grad, vjp, Tree,
+        value_and_grad, vjp, vmap, Tree,
     };
     pub use rjax_runtime::prelude::*;
 }

@@ -43,6 +43,18 @@ pub fn jit(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "jit")
 }
 
+/// `jax.vmap`: the body is written for one example; the function takes the whole batch.
+/// `in_axes` gives one entry per parameter (`None` for parameters shared by all examples, an
+/// axis, negative from the end, or a tuple of entries for a tuple parameter), `out_axes` the
+/// outputs' batch axis (default 0 for both), and `axis_name` names the mapped axis for
+/// collectives (`lax::psum(x, "i")`). `f32`/`f64` parameters are one number per call and stay
+/// unmapped. Stacks with the other transforms: `#[jit] #[vmap(in_axes = (None, 0, 0))] #[grad]`
+/// gives per-example gradients.
+#[proc_macro_attribute]
+pub fn vmap(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "vmap")
+}
+
 /// `jax.grad`: the body is the function being differentiated, the signature the gradient's.
 ///
 /// `#[grad(argnums = 1)]` differentiates with respect to parameter 1 (default 0); a tuple

@@ -14,6 +14,11 @@ pub mod ad {
     pub use crate::transform::ad::custom::{checkpoint, custom_jvp_call, custom_vjp_call};
 }
 
+/// The batching transform `#[vmap]` calls.
+pub mod batch {
+    pub use crate::transform::batch::api::{vmap, Axes, Vmap};
+}
+
 use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::jnp::{self, ArrayLike};

@@ -318,6 +318,7 @@ pub fn refuse_transform_arg(at: &dyn ToTokens, attr: &str) -> syn::Error {
         "jacfwd" | "jacrev" | "hessian" => "`argnums = 0`",
         "custom_jvp" => "`jvp = rule_function`",
         "custom_vjp" => "`fwd = fwd_function, bwd = bwd_function`",
+        "vmap" => "`in_axes = (None, 0, ..)`, `out_axes = 0` and `axis_name = \"i\"`",
         _ => "no arguments",
     };
     err(at, format!("`#[{attr}]` does not take `{}`; it takes {takes}", code(at)))
@@ -393,6 +394,87 @@ pub fn refuse_vjp_params(at: &dyn ToTokens) -> syn::Error {
         at,
         "`#[vjp]` takes the primals followed by one cotangent parameter of the function's \
          output type: `fn f(x: &Array, ct: &Array) -> Array`",
+    )
+}
+
+pub fn refuse_axes(at: &dyn ToTokens) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`{}` is not an axis: vmap axes are `None`, an integer (`0`, `-1`), or a tuple of \
+             them, nested for pytree parameters (`in_axes = (None, (0, 1))`)",
+            code(at)
+        ),
+    )
+}
+
+pub fn refuse_in_axes_count(at: &dyn ToTokens, entries: usize, params: &[String]) -> syn::Error {
+    err(
+        at,
+        format!(
+            "in_axes has {entries} entries, but the function has {} parameters ({}); give one \
+             entry per parameter, `None` for those that are not mapped",
+            params.len(),
+            params.join(", ")
+        ),
+    )
+}
+
+pub fn refuse_mapped_static(at: &dyn ToTokens, param: &str) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`{param}` is a static parameter (one Rust value per call), so it cannot be mapped; \
+             give it `None` in in_axes"
+        ),
+    )
+}
+
+pub fn refuse_mapped_scalar(at: &dyn ToTokens, param: &str, ty: &str) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`{param}: {ty}` holds one number per call, so it cannot be mapped; declare it \
+             `{param}: &Array` (each example then sees a 0-d array), or give it `None`"
+        ),
+    )
+}
+
+pub fn refuse_axes_structure(
+    at: &dyn ToTokens,
+    what: &str,
+    entries: usize,
+    ty: &str,
+) -> syn::Error {
+    err(
+        at,
+        format!(
+            "this {what} entry is a tuple of {entries}, but its value has type `{ty}`, which \
+             {}; give one axis (or `None`) for all of it, or one entry per element",
+            if ty.starts_with('(') {
+                "has a different number of elements"
+            } else {
+                "is not a tuple"
+            }
+        ),
+    )
+}
+
+pub fn refuse_unmapped(at: &dyn ToTokens) -> syn::Error {
+    err(
+        at,
+        "vmap needs at least one mapped parameter, but every in_axes entry is `None`; map one \
+         (`0`), or call the function without vmap",
+    )
+}
+
+pub fn refuse_scalar_vmap_return(at: &dyn ToTokens, ty: &str) -> syn::Error {
+    err(
+        at,
+        format!(
+            "a vmapped function returns one value per example, which `{ty}` cannot hold; \
+             declare the return type `Array`"
+        ),
     )
 }
 

@@ -23,7 +23,8 @@ use syn::{Block, ReturnType, Type};
 
 use crate::check;
 use crate::parse::signature::Param;
-use crate::parse::transforms::{Layer, Transform};
+use crate::parse::signature::{scalar_dtype, type_name};
+use crate::parse::transforms::{AxesKind, AxesSpec, Layer, Transform, VmapArgs};
 use crate::parse::{Func, ParamKind};
 
 /// The function a layer sees: its parameters and, when the macro knows it, its return type.
@@ -192,6 +193,29 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
                     |__rjax_res: ::rjax::__private::ad::Flat, __rjax_ct: ::rjax::__private::ad::Flat| {
                         #bwd::__rjax_traced(__rjax_res.into_tree(), __rjax_ct.into_tree::<#ct_type>())
                     },
+                )
+            })
+        }
+        Transform::Vmap(args) => {
+            let in_axes = vmap_in_axes(args, &view)?;
+            let out_axes = vmap_out_axes(args, &view)?;
+            let names = names(&traced);
+            let axis_name = match &args.axis_name {
+                Some(name) => quote!(::std::option::Option::Some(#name)),
+                None => quote!(::std::option::Option::None),
+            };
+            let closure = closure(&traced, layer_expr(inner, view.clone(), body)?);
+            let flats = flats(&traced);
+            Ok(quote_spanned! {span=>
+                ::rjax::__private::batch::vmap(
+                    ::rjax::__private::batch::Vmap {
+                        names: #names,
+                        in_axes: &[#(#in_axes),*],
+                        out_axes: &#out_axes,
+                        axis_name: #axis_name,
+                    },
+                    #flats,
+                    #closure,
                 )
             })
         }
@@ -393,4 +417,108 @@ fn type_text(ty: &Type) -> String {
         .replace(" < ", "<")
         .replace("< ", "<")
         .replace(" >", ">")
+}
+
+/// The `in_axes` entry of each traced parameter, checked against the signature: one entry per
+/// parameter (or one for all), static and `f32` parameters unmapped, tuple entries only for
+/// tuple-like parameters, and at least one parameter mapped.
+fn vmap_in_axes(args: &VmapArgs, view: &View<'_>) -> Result<Vec<TokenStream>, syn::Error> {
+    let params = &view.params;
+    let explicit: Option<&Vec<AxesSpec>> = match &args.in_axes {
+        Some(AxesSpec { kind: AxesKind::Tuple(items), expr }) => {
+            if items.len() != params.len() {
+                let names: Vec<String> = params.iter().map(|p| format!("`{}`", p.name)).collect();
+                return Err(check::refuse_in_axes_count(expr, items.len(), &names));
+            }
+            Some(items)
+        }
+        _ => None,
+    };
+    let default = AxesSpec { kind: AxesKind::Axis(0), expr: syn::parse_quote!(0) };
+    let shared = args.in_axes.as_ref().unwrap_or(&default);
+    let mut tokens = Vec::new();
+    let mut any_mapped = false;
+    for (i, p) in params.iter().enumerate() {
+        let name = p.name.to_string();
+        let entry = match explicit {
+            Some(items) => &items[i],
+            None if is_traced(p) && !matches!(p.kind, ParamKind::Scalar(_)) => shared,
+            None => {
+                if is_traced(p) {
+                    tokens.push(axes_tokens(&AxesSpec { kind: AxesKind::None, ..default.clone() }));
+                }
+                continue;
+            }
+        };
+        match (&p.kind, &entry.kind) {
+            (_, AxesKind::None) => {}
+            (ParamKind::Static, _) => return Err(check::refuse_mapped_static(&entry.expr, &name)),
+            (ParamKind::Scalar(_), AxesKind::Axis(_)) => {
+                return Err(check::refuse_mapped_scalar(&entry.expr, &name, &check::code(&p.ty)));
+            }
+            _ => check_axes_structure(entry, &p.ty, "in_axes")?,
+        }
+        if is_traced(p) {
+            any_mapped |= !matches!(entry.kind, AxesKind::None);
+            tokens.push(axes_tokens(entry));
+        }
+    }
+    if !any_mapped {
+        let at = args.in_axes.as_ref().map(|s| s.expr.clone()).unwrap_or(default.expr);
+        return Err(check::refuse_unmapped(&at));
+    }
+    Ok(tokens)
+}
+
+fn vmap_out_axes(args: &VmapArgs, view: &View<'_>) -> Result<TokenStream, syn::Error> {
+    let default = AxesSpec { kind: AxesKind::Axis(0), expr: syn::parse_quote!(0) };
+    let spec = args.out_axes.as_ref().unwrap_or(&default);
+    if let Some(ret) = &view.ret {
+        if scalar_dtype(ret).is_some() && !matches!(spec.kind, AxesKind::None) {
+            return Err(check::refuse_scalar_vmap_return(ret, &check::code(ret)));
+        }
+        check_axes_structure(spec, ret, "out_axes")?;
+    }
+    Ok(axes_tokens(spec))
+}
+
+/// A tuple entry must match a tuple type element for element; arrays and scalars take one
+/// axis. Other pytrees (`Vec`s, structs) are checked when the function runs.
+fn check_axes_structure(spec: &AxesSpec, ty: &Type, what: &str) -> Result<(), syn::Error> {
+    let AxesKind::Tuple(items) = &spec.kind else { return Ok(()) };
+    let ty = match ty {
+        Type::Reference(r) => r.elem.as_ref(),
+        Type::Paren(p) => p.elem.as_ref(),
+        other => other,
+    };
+    let refuse = || check::refuse_axes_structure(&spec.expr, what, items.len(), &type_text(ty));
+    match ty {
+        Type::Tuple(t) if t.elems.len() == items.len() => {
+            items.iter().zip(&t.elems).try_for_each(|(s, e)| check_axes_structure(s, e, what))
+        }
+        Type::Tuple(_) => Err(refuse()),
+        _ if scalar_dtype(ty).is_some() || type_name(ty).is_some_and(|n| n == "Array") => {
+            Err(refuse())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn axes_tokens(spec: &AxesSpec) -> TokenStream {
+    let path = quote!(::rjax::__private::batch::Axes);
+    match &spec.kind {
+        AxesKind::None => quote!(#path::None),
+        AxesKind::Axis(a) => {
+            let magnitude = proc_macro2::Literal::u64_unsuffixed(a.unsigned_abs());
+            if *a < 0 {
+                quote!(#path::Axis(-#magnitude))
+            } else {
+                quote!(#path::Axis(#magnitude))
+            }
+        }
+        AxesKind::Tuple(items) => {
+            let inner = items.iter().map(axes_tokens);
+            quote!(#path::Tree(::std::vec![#(#inner),*]))
+        }
+    }
 }

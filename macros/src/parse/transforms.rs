@@ -30,6 +30,31 @@ pub enum Transform {
     CustomJvp { rule: syn::Path },
     /// `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)]`: reverse mode by the user's two passes.
     CustomVjp { fwd: syn::Path, bwd: syn::Path },
+    /// `#[vmap(in_axes = .., out_axes = .., axis_name = "i")]`.
+    Vmap(VmapArgs),
+}
+
+/// The arguments of `#[vmap]`; absent axes default to 0 for every parameter and output.
+#[derive(Clone)]
+pub struct VmapArgs {
+    pub in_axes: Option<AxesSpec>,
+    pub out_axes: Option<AxesSpec>,
+    pub axis_name: Option<syn::LitStr>,
+}
+
+/// An `in_axes` / `out_axes` expression: `None`, an axis (`0`, `-1`), or a tuple of them,
+/// nested for pytrees. Keeps the expression for error spans.
+#[derive(Clone)]
+pub struct AxesSpec {
+    pub kind: AxesKind,
+    pub expr: Expr,
+}
+
+#[derive(Clone)]
+pub enum AxesKind {
+    None,
+    Axis(i64),
+    Tuple(Vec<AxesSpec>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +104,7 @@ const TRANSFORMS: &[&str] = &[
     "checkpoint",
     "custom_jvp",
     "custom_vjp",
+    "vmap",
 ];
 
 /// Whether an attribute is one of rjax's transforms (`#[grad]`, `#[rjax::grad(..)]`).
@@ -96,6 +122,7 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
     let mut argnums: Option<Argnums> = None;
     let mut has_aux = false;
     let mut functions: Vec<(String, syn::Path)> = Vec::new();
+    let mut vmap = VmapArgs { in_axes: None, out_axes: None, axis_name: None };
     for meta in &metas {
         let key = meta.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
         match (key.as_str(), meta) {
@@ -110,6 +137,15 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
             ("fwd" | "bwd", Meta::NameValue(nv)) if name == "custom_vjp" => {
                 functions.push((key.clone(), parse_path(&nv.value)?));
             }
+            ("in_axes", Meta::NameValue(nv)) if name == "vmap" => {
+                vmap.in_axes = Some(parse_axes(&nv.value)?);
+            }
+            ("out_axes", Meta::NameValue(nv)) if name == "vmap" => {
+                vmap.out_axes = Some(parse_axes(&nv.value)?);
+            }
+            ("axis_name", Meta::NameValue(nv)) if name == "vmap" => {
+                vmap.axis_name = Some(parse_str(&nv.value)?);
+            }
             _ => return Err(check::refuse_transform_arg(meta, name)),
         }
     }
@@ -122,6 +158,7 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
         "jvp" => Transform::Jvp,
         "vjp" => Transform::Vjp,
         "checkpoint" => Transform::Checkpoint,
+        "vmap" => Transform::Vmap(vmap),
         "custom_jvp" | "custom_vjp" => custom(name, functions, &args, span)?,
         jac => {
             let kind = match jac {
@@ -165,6 +202,40 @@ fn parse_argnums(value: &Expr) -> Result<Argnums, syn::Error> {
         }
         Expr::Paren(p) => Ok(Argnums { nums: vec![int(&p.expr)?], tuple: false }),
         e => Ok(Argnums { nums: vec![int(e)?], tuple: false }),
+    }
+}
+
+/// `None`, an integer (possibly negative), or a tuple of those.
+fn parse_axes(value: &Expr) -> Result<AxesSpec, syn::Error> {
+    let kind = match value {
+        Expr::Path(p) if p.path.is_ident("None") => AxesKind::None,
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => AxesKind::Axis(i.base10_parse::<i64>()?),
+            _ => return Err(check::refuse_axes(value)),
+        },
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match &*u.expr {
+            Expr::Lit(l) => match &l.lit {
+                Lit::Int(i) => AxesKind::Axis(-i.base10_parse::<i64>()?),
+                _ => return Err(check::refuse_axes(value)),
+            },
+            _ => return Err(check::refuse_axes(value)),
+        },
+        Expr::Paren(p) => return Ok(AxesSpec { expr: value.clone(), ..parse_axes(&p.expr)? }),
+        Expr::Tuple(t) => {
+            AxesKind::Tuple(t.elems.iter().map(parse_axes).collect::<Result<Vec<_>, _>>()?)
+        }
+        _ => return Err(check::refuse_axes(value)),
+    };
+    Ok(AxesSpec { kind, expr: value.clone() })
+}
+
+fn parse_str(value: &Expr) -> Result<syn::LitStr, syn::Error> {
+    match value {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Str(s) => Ok(s.clone()),
+            _ => Err(syn::Error::new(value.span(), "axis_name: expected a string (`\"i\"`)")),
+        },
+        _ => Err(syn::Error::new(value.span(), "axis_name: expected a string (`\"i\"`)")),
     }
 }
 

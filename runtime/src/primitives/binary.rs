@@ -15,6 +15,8 @@ use crate::transform::ad::ops::{
     self, add, broadcast_to, div, mul, neg, scalar, select, unbroadcast,
 };
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::ops::{elementwise, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// An elementwise function of two operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +106,10 @@ impl BinaryOp {
 }
 
 impl Primitive for BinaryOp {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        elementwise(self, args, dims)
+    }
+
     fn name(&self) -> String {
         self.op_name().to_string()
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::bind;
 use super::{describe, Aval, Primitive};
+use super::{Reduce, ReduceOp};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::ir::trace;
@@ -13,6 +14,8 @@ use crate::transform::ad::ops;
 use crate::transform::ad::{
     differentiable, jvp_eval, tangent_program, transpose_program, LinearArg, Tangent,
 };
+use crate::transform::batch::ops::{to_dim, Batched};
+use crate::transform::batch::{batch_eval, batch_program, batched_outputs, BatchAxis, BatchDim};
 
 /// `cond`: runs `branches[index]` on the operands, where the first input is the index — a
 /// bool (false picks branch 0, true branch 1) or an integer, clamped into range as JAX does.
@@ -23,6 +26,67 @@ pub struct Cond {
 }
 
 impl Primitive for Cond {
+    /// A shared index: the branches are batched, agreeing on which outputs are batched. A
+    /// batched index (a per-example predicate): every branch runs on all examples and each
+    /// example's results are selected by its index, as JAX turns `cond` into `select`.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let (index, operands) = args.split_first().expect("cond has an index operand");
+        let operand_dims = &dims[1..];
+        let Some(d) = dims[0] else {
+            let mut force = vec![false; self.branches[0].outputs.len()];
+            for branch in &self.branches {
+                for (f, b) in force.iter_mut().zip(batched_outputs(branch, operand_dims, axis)) {
+                    *f |= b;
+                }
+            }
+            let batched: Vec<(Program, Vec<BatchDim>)> = self
+                .branches
+                .iter()
+                .map(|b| batch_program(b, operand_dims, axis, &force))
+                .collect();
+            let out_dims = batched[0].1.clone();
+            let branches = batched.into_iter().map(|(p, _)| Arc::new(p)).collect();
+            let refs: Vec<&Array> = args.iter().collect();
+            return Ok((bind(&Cond { branches }, &refs), out_dims));
+        };
+        let results: Vec<Vec<Array>> = self
+            .branches
+            .iter()
+            .map(|b| {
+                let (outs, out_dims) = batch_eval(b, operands, operand_dims, axis);
+                outs.iter().zip(out_dims).map(|(x, d)| to_dim(x, d, 0, axis.size)).collect()
+            })
+            .collect();
+        let index = to_dim(index, Some(d), 0, axis.size);
+        let picks = |k: usize| -> Array {
+            if index.dtype() == DType::Bool {
+                return if k == 1 {
+                    index.clone()
+                } else {
+                    ops::unary(super::UnaryOp::Not, &index)
+                };
+            }
+            let last = ops::scalar(&index, (self.branches.len() - 1) as f64);
+            let clamped = ops::binary(
+                super::BinaryOp::Min,
+                &ops::binary(super::BinaryOp::Max, &index, &ops::scalar(&index, 0.0)),
+                &last,
+            );
+            ops::eq(&clamped, &ops::scalar(&index, k as f64))
+        };
+        let mut outs = results[0].clone();
+        for (k, branch) in results.iter().enumerate().skip(1) {
+            let pick = picks(k);
+            for (out, candidate) in outs.iter_mut().zip(branch) {
+                let mut shape = vec![1; candidate.ndim()];
+                shape[0] = axis.size;
+                *out = ops::select(&ops::reshape(&pick, &shape), candidate, out);
+            }
+        }
+        let n = outs.len();
+        Ok((outs, vec![Some(0); n]))
+    }
+
     fn name(&self) -> String {
         "cond".to_string()
     }
@@ -164,6 +228,56 @@ pub struct WhileLoop {
 }
 
 impl Primitive for WhileLoop {
+    /// The carry is batched wherever the body makes it so (found by iterating to a fixed
+    /// point). A batched condition runs the loop until every example is done, each example's
+    /// carry frozen once its own condition fails, as JAX's batched `while_loop` does.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let n = self.carry;
+        let (carry, consts) = args.split_at(n);
+        let (carry_dims, const_dims) = dims.split_at(n);
+        let (cond_const_dims, body_const_dims) = const_dims.split_at(self.cond_consts);
+        let with = |batched: &[bool], rest: &[BatchDim]| -> Vec<BatchDim> {
+            batched.iter().map(|&b| b.then_some(0)).chain(rest.iter().copied()).collect()
+        };
+        let mut batched: Vec<bool> = carry_dims.iter().map(Option::is_some).collect();
+        loop {
+            let outs = batched_outputs(&self.body, &with(&batched, body_const_dims), axis);
+            let next: Vec<bool> = batched.iter().zip(&outs).map(|(a, b)| *a || *b).collect();
+            if next == batched {
+                break;
+            }
+            batched = next;
+        }
+        let predicate_batched =
+            batched_outputs(&self.cond, &with(&batched, cond_const_dims), axis)[0];
+        if predicate_batched {
+            batched = vec![true; n];
+        }
+        let carry: Vec<Array> = carry
+            .iter()
+            .zip(carry_dims)
+            .zip(&batched)
+            .map(|((x, d), &b)| if b { to_dim(x, *d, 0, axis.size) } else { x.clone() })
+            .collect();
+        let cond_dims = with(&batched, cond_const_dims);
+        let body_dims = with(&batched, body_const_dims);
+        let out_dims: Vec<BatchDim> = batched.iter().map(|&b| b.then_some(0)).collect();
+        let mut inputs: Vec<&Array> = carry.iter().collect();
+        if !predicate_batched {
+            let (cond, _) = batch_program(&self.cond, &cond_dims, axis, &[]);
+            let (body, _) = batch_program(&self.body, &body_dims, axis, &batched);
+            inputs.extend(consts);
+            let lp = WhileLoop { cond: Arc::new(cond), body: Arc::new(body), ..*self };
+            return Ok((bind(&lp, &inputs), out_dims));
+        }
+        let (cond, body) = self.batched_predicate_programs(&cond_dims, &body_dims, axis, consts);
+        let (cond_consts, _) = consts.split_at(self.cond_consts);
+        inputs.extend(cond_consts);
+        inputs.extend(consts);
+        let lp = WhileLoop { cond: Arc::new(cond), body: Arc::new(body), ..*self };
+        Ok((bind(&lp, &inputs), out_dims))
+    }
+
     fn name(&self) -> String {
         "while".to_string()
     }
@@ -310,6 +424,68 @@ impl Primitive for WhileLoop {
     }
 }
 
+impl WhileLoop {
+    /// The loop for a per-example condition: it continues while any example's condition
+    /// holds, and the body leaves the carry of finished examples unchanged. The body then
+    /// needs the condition's constants too: its constants are the condition's, then its own.
+    fn batched_predicate_programs(
+        &self,
+        cond_dims: &[BatchDim],
+        body_dims: &[BatchDim],
+        axis: &BatchAxis,
+        consts: &[Array],
+    ) -> (Program, Program) {
+        let n = self.carry;
+        let (cond_consts, body_consts) = consts.split_at(self.cond_consts);
+        let batched_avals = |xs: &[Array]| -> Vec<Aval> { xs.iter().map(Array::aval).collect() };
+        let carry_avals: Vec<Aval> = self
+            .body
+            .output_avals()
+            .into_iter()
+            .map(|a| Aval {
+                shape: crate::transform::batch::batched_shape(&a.shape, 0, axis.size),
+                ..a
+            })
+            .collect();
+        let per_example = |ins: &[Array]| -> Array {
+            let (p, d) = batch_eval(&self.cond, ins, cond_dims, axis);
+            to_dim(&p[0], d[0], 0, axis.size)
+        };
+        let mut cond_avals = carry_avals.clone();
+        cond_avals.extend(batched_avals(cond_consts));
+        let cond = trace::trace_with(&cond_avals, |ins| {
+            let any = Reduce { op: ReduceOp::Or, axes: vec![0] };
+            (vec![super::bind1(&any, &[&per_example(&ins)])], ())
+        })
+        .program;
+        let mut body_avals = carry_avals;
+        body_avals.extend(batched_avals(cond_consts));
+        body_avals.extend(batched_avals(body_consts));
+        let body = trace::trace_with(&body_avals, |ins| {
+            let (carry, rest) = ins.split_at(n);
+            let (cond_consts, body_consts) = rest.split_at(self.cond_consts);
+            let cond_args: Vec<Array> = carry.iter().chain(cond_consts).cloned().collect();
+            let live = per_example(&cond_args);
+            let body_args: Vec<Array> = carry.iter().chain(body_consts).cloned().collect();
+            let (next, next_dims) = batch_eval(&self.body, &body_args, body_dims, axis);
+            let outs = next
+                .iter()
+                .zip(next_dims)
+                .zip(carry)
+                .map(|((x, d), old)| {
+                    let x = to_dim(x, d, 0, axis.size);
+                    let mut shape = vec![1; x.ndim()];
+                    shape[0] = axis.size;
+                    ops::select(&ops::reshape(&live, &shape), &x, old)
+                })
+                .collect();
+            (outs, ())
+        })
+        .program;
+        (cond, body)
+    }
+}
+
 /// `debug_print`: prints its operands at run time, inside traced code too
 /// (`jax.debug.print`). The format has one `{}` per operand.
 #[derive(Clone, Debug)]
@@ -318,6 +494,13 @@ pub struct DebugPrint {
 }
 
 impl Primitive for DebugPrint {
+    /// Prints the batched values, all examples at once.
+    fn batch(&self, args: &[Array], _dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let refs: Vec<&Array> = args.iter().collect();
+        bind(self, &refs);
+        Ok((Vec::new(), Vec::new()))
+    }
+
     fn name(&self) -> String {
         "debug_print".to_string()
     }

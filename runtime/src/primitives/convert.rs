@@ -5,6 +5,8 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::transform::ad::ops::single_ct;
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::ops::{one, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// Converts to `dtype` with NumPy's `astype` semantics: floats truncate toward zero into
 /// integers, integers wrap, anything nonzero is `true`.
@@ -15,6 +17,11 @@ pub struct Convert {
 }
 
 impl Primitive for Convert {
+    /// Elementwise in its one operand: the batch axis stays where it is.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        one(bind1(self, &[&args[0]]), dims[0])
+    }
+
     fn params(&self) -> String {
         format!("new_dtype={} weak_type={}", self.dtype.short_name(), self.weak)
     }

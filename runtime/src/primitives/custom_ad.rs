@@ -5,17 +5,26 @@
 
 use std::sync::Arc;
 
+use super::bind1;
 use super::{bind, describe, expect_arity, Aval, Primitive};
 use crate::array::Array;
+use crate::ir::trace;
 use crate::ir::{eval_program, Program};
 use crate::transform::ad::ops;
 use crate::transform::ad::{tangent_program, transpose_program, LinearArg, Tangent};
+use crate::transform::batch::ops::{move_axis, one, to_dim, Batched};
+use crate::transform::batch::{batch_eval, batch_program, BatchAxis, BatchDim};
 
 /// `stop_gradient`: the identity, with a zero derivative.
 #[derive(Clone, Copy, Debug)]
 pub struct StopGradient;
 
 impl Primitive for StopGradient {
+    /// Elementwise in its one operand: the batch axis stays where it is.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        one(bind1(self, &[&args[0]]), dims[0])
+    }
+
     fn name(&self) -> String {
         "stop_gradient".to_string()
     }
@@ -64,6 +73,12 @@ pub struct Checkpoint {
 }
 
 impl Primitive for Checkpoint {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let (program, out_dims) = batch_program(&self.program, dims, axis, &[]);
+        let refs: Vec<&Array> = args.iter().collect();
+        Ok((bind(&Checkpoint { program: Arc::new(program) }, &refs), out_dims))
+    }
+
     fn name(&self) -> String {
         "checkpoint".to_string()
     }
@@ -134,6 +149,23 @@ impl CustomJvp {
 }
 
 impl Primitive for CustomJvp {
+    /// The function and its rule are batched alike (a tangent is batched where its primal
+    /// is), with every output batched so the two agree.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let n = self.num_args;
+        let split = n + self.fun_captures();
+        let all = vec![true; self.fun.outputs.len()];
+        let (fun, _) = batch_program(&self.fun, &dims[..split], axis, &all);
+        let mut rule_dims = dims[..n].to_vec();
+        rule_dims.extend_from_slice(&dims[..n]);
+        rule_dims.extend_from_slice(&dims[split..]);
+        let (rule, _) =
+            batch_program(&self.rule, &rule_dims, axis, &vec![true; self.rule.outputs.len()]);
+        let prim = CustomJvp { fun: Arc::new(fun), rule: Arc::new(rule), num_args: n };
+        let refs: Vec<&Array> = args.iter().collect();
+        Ok((bind(&prim, &refs), vec![Some(0); all.len()]))
+    }
+
     fn name(&self) -> String {
         "custom_jvp_call".to_string()
     }
@@ -201,6 +233,29 @@ impl CustomVjp {
 }
 
 impl Primitive for CustomVjp {
+    /// `fun` and `fwd` are batched with every output (and residual) batched; `bwd` is batched
+    /// so that each argument's cotangent has that argument's layout, summed over the examples
+    /// for an argument shared by all of them (as JAX does).
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let n = self.num_args;
+        let fwd_start = n + self.fun_captures();
+        let bwd_start = fwd_start + self.fwd_captures();
+        let mut fun_dims = dims[..n].to_vec();
+        fun_dims.extend_from_slice(&dims[n..fwd_start]);
+        let (fun, _) =
+            batch_program(&self.fun, &fun_dims, axis, &vec![true; self.fun.outputs.len()]);
+        let mut fwd_dims = dims[..n].to_vec();
+        fwd_dims.extend_from_slice(&dims[fwd_start..bwd_start]);
+        let (fwd, _) =
+            batch_program(&self.fwd, &fwd_dims, axis, &vec![true; self.fwd.outputs.len()]);
+        let known = self.num_residuals + self.fun.outputs.len();
+        let bwd = batch_bwd(&self.bwd, known, &dims[bwd_start..], &dims[..n], axis);
+        let prim =
+            CustomVjp { fun: Arc::new(fun), fwd: Arc::new(fwd), bwd: Arc::new(bwd), ..*self };
+        let refs: Vec<&Array> = args.iter().collect();
+        Ok((bind(&prim, &refs), vec![Some(0); self.fun.outputs.len()]))
+    }
+
     fn name(&self) -> String {
         "custom_vjp_call".to_string()
     }
@@ -285,6 +340,26 @@ const NO_FORWARD: &str = "a custom_vjp function cannot be differentiated in forw
     a custom_jvp rule instead";
 
 impl Primitive for CustomVjpLinear {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let (residual_dims, rest) = dims.split_at(self.num_residuals);
+        let (capture_dims, tangent_dims) = rest.split_at(self.num_captures);
+        let mut bwd_dims = residual_dims.to_vec();
+        bwd_dims.extend(self.outputs.iter().map(|_| Some(0)));
+        bwd_dims.extend_from_slice(capture_dims);
+        let bwd = batch_bwd_with(&self.bwd, &bwd_dims, tangent_dims, axis);
+        let outputs = self
+            .outputs
+            .iter()
+            .map(|a| Aval {
+                shape: crate::transform::batch::batched_shape(&a.shape, 0, axis.size),
+                ..a.clone()
+            })
+            .collect();
+        let prim = CustomVjpLinear { bwd: Arc::new(bwd), outputs, ..self.clone() };
+        let refs: Vec<&Array> = args.iter().collect();
+        Ok((bind(&prim, &refs), vec![Some(0); self.outputs.len()]))
+    }
+
     fn name(&self) -> String {
         "custom_lin".to_string()
     }
@@ -337,4 +412,56 @@ impl Primitive for CustomVjpLinear {
         }
         Ok(result)
     }
+}
+
+/// A `custom_vjp`'s batched `bwd`: its first `known` inputs (residuals, then output
+/// cotangents) batched in front, then its captures at `capture_dims`.
+fn batch_bwd(
+    bwd: &Program,
+    known: usize,
+    capture_dims: &[BatchDim],
+    arg_dims: &[BatchDim],
+    axis: &BatchAxis,
+) -> Program {
+    let mut dims = vec![Some(0); known];
+    dims.extend_from_slice(capture_dims);
+    batch_bwd_with(bwd, &dims, arg_dims, axis)
+}
+
+/// `bwd` batched for inputs at `dims`, returning each argument's cotangent with the
+/// argument's batch axis (`arg_dims`), or summed over the examples for an unbatched one.
+fn batch_bwd_with(
+    bwd: &Program,
+    dims: &[BatchDim],
+    arg_dims: &[BatchDim],
+    axis: &BatchAxis,
+) -> Program {
+    let avals: Vec<Aval> = bwd
+        .input_avals()
+        .into_iter()
+        .zip(dims)
+        .map(|(a, d)| match d {
+            Some(d) => {
+                Aval { shape: crate::transform::batch::batched_shape(&a.shape, *d, axis.size), ..a }
+            }
+            None => a,
+        })
+        .collect();
+    let traced = trace::trace_with(&avals, |ins| {
+        let (cts, ct_dims) = batch_eval(bwd, &ins, dims, axis);
+        let outs = cts
+            .iter()
+            .zip(ct_dims)
+            .zip(arg_dims)
+            .map(|((ct, d), want)| match (d, want) {
+                (Some(d), Some(w)) => move_axis(ct, d, *w),
+                (Some(d), None) => ops::sum_axes(ct, vec![d]),
+                (None, Some(w)) => to_dim(ct, None, *w, axis.size),
+                (None, None) => ct.clone(),
+            })
+            .collect();
+        (outs, ())
+    });
+    assert!(traced.captured.is_empty(), "a batched bwd captured outer values");
+    traced.program
 }

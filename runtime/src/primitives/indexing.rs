@@ -15,6 +15,8 @@ use crate::exec::cpu::copy::{self, AxisLayout};
 use crate::shape::ShapeDisplay;
 use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::ops::{batched_axis, one, to_dim, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// What a gather or scatter does with an index that is out of bounds after negative indices are
 /// normalized (JAX's `GatherScatterMode`).
@@ -88,6 +90,33 @@ pub struct Gather {
 }
 
 impl Primitive for Gather {
+    /// A batched operand with shared indices gathers along the shifted axis; batched indices
+    /// into a shared operand give their batch axis to the result. When both are batched, the
+    /// batch axis is merged with the indexed one and each example's indices are offset into
+    /// its own block, so one gather serves all examples.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let (x, idx) = (&args[0], &args[1]);
+        let k = idx.ndim() - usize::from(dims[1].is_some());
+        match (dims[0], dims[1]) {
+            (Some(d), None) => {
+                let gather = Gather { axis: batched_axis(self.axis, d), mode: self.mode };
+                let out_dim = if d <= self.axis { d } else { d - 1 + k };
+                one(bind1(&gather, &[x, idx]), Some(out_dim))
+            }
+            (None, Some(e)) => one(bind1(self, &[x, idx]), Some(self.axis + e)),
+            _ => {
+                let merged = merge_batch_axis(x, dims[0], self.axis, axis.size);
+                let n = match dims[0] {
+                    Some(d) => x.shape()[batched_axis(self.axis, d)],
+                    None => x.shape()[self.axis],
+                };
+                let offsets = offset_indices(idx, dims[1], n, axis.size, self.mode);
+                let gather = Gather { axis: self.axis, mode: self.mode };
+                one(bind1(&gather, &[&merged, &offsets]), Some(self.axis))
+            }
+        }
+    }
+
     fn params(&self) -> String {
         format!("axis={} mode={:?}", self.axis, self.mode)
     }
@@ -207,6 +236,30 @@ pub struct Scatter {
 }
 
 impl Primitive for Scatter {
+    /// Shared indices: operand and updates get their batch axis in front, one axis before the
+    /// scattered one. Batched indices: the batch axis is merged with the scattered one and the
+    /// indices offset per example, as for `gather`.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let (x, idx, upd) = (&args[0], &args[1], &args[2]);
+        let size = axis.size;
+        if dims[1].is_none() {
+            let (x, upd) = (to_dim(x, dims[0], 0, size), to_dim(upd, dims[2], 0, size));
+            let scatter = Scatter { axis: self.axis + 1, ..*self };
+            return one(bind1(&scatter, &[&x, idx, &upd]), Some(0));
+        }
+        let n = match dims[0] {
+            Some(d) => x.shape()[batched_axis(self.axis, d)],
+            None => x.shape()[self.axis],
+        };
+        let merged = merge_batch_axis(x, dims[0], self.axis, size);
+        let offsets = offset_indices(idx, dims[1], n, size, self.mode);
+        let upd = to_dim(upd, dims[2], self.axis, size);
+        let out = bind1(self, &[&merged, &offsets, &upd]);
+        let mut shape = out.shape().to_vec();
+        shape.splice(self.axis..=self.axis, [size, n]);
+        one(ops::reshape(&out, &shape), Some(self.axis))
+    }
+
     fn params(&self) -> String {
         format!("axis={} mode={:?}", self.axis, self.mode)
     }
@@ -360,4 +413,41 @@ mod tests {
         let err = s.abstract_eval(&[x, i, u]).unwrap_err();
         assert!(err.contains("must have shape (4, 2)"), "{err}");
     }
+}
+
+/// The operand with its batch axis (broadcast if it has none) merged into axis `axis`:
+/// `[.., size, n, ..]` becomes `[.., size * n, ..]`, example `b`'s block starting at `b * n`.
+fn merge_batch_axis(x: &Array, dim: BatchDim, axis: usize, size: usize) -> Array {
+    let x = to_dim(x, dim, axis, size);
+    let mut shape = x.shape().to_vec();
+    let n = shape.remove(axis + 1);
+    shape[axis] *= n;
+    ops::reshape(&x, &shape)
+}
+
+/// Per-example indices into an axis of extent `n`, batched in front and offset into each
+/// example's block of a merged axis. Each example's out-of-bounds convention is applied
+/// first (clamped, or sent past the merged axis to be dropped), since the merged axis would
+/// otherwise let an index reach a neighbour's block.
+fn offset_indices(idx: &Array, dim: BatchDim, n: usize, size: usize, mode: IndexMode) -> Array {
+    let idx = ops::convert(&to_dim(idx, dim, 0, size), DType::I64).with_weak_type(false);
+    let c = |v: i64| ops::scalar(&idx, v as f64);
+    let negative = ops::binary(BinaryOp::Lt, &idx, &c(0));
+    let idx = ops::select(&negative, &ops::add(&idx, &c(n as i64)), &idx);
+    let local = match mode {
+        IndexMode::Clip => {
+            let high = c(n.saturating_sub(1) as i64);
+            ops::binary(BinaryOp::Min, &ops::binary(BinaryOp::Max, &idx, &c(0)), &high)
+        }
+        IndexMode::FillOrDrop => {
+            let inside = ops::binary(
+                BinaryOp::And,
+                &ops::binary(BinaryOp::Ge, &idx, &c(0)),
+                &ops::binary(BinaryOp::Lt, &idx, &c(n as i64)),
+            );
+            ops::select(&inside, &idx, &c((size * n) as i64))
+        }
+    };
+    let lanes = bind1(&Iota { dtype: DType::I64, shape: idx.shape().to_vec(), dimension: 0 }, &[]);
+    ops::add(&local, &ops::mul(&lanes, &c(n as i64)))
 }

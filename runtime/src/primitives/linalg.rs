@@ -8,6 +8,8 @@ use crate::exec::cpu::copy::transpose;
 use crate::exec::cpu::matmul::{batched_matmul, MatmulElement};
 use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::ops::{batched_axis, one, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// Contracts `lhs` and `rhs` over paired axes, with paired batch axes. The output holds the
 /// batch axes, then `lhs`'s remaining axes, then `rhs`'s remaining axes, in order.
@@ -104,6 +106,41 @@ impl DotGeneral {
 }
 
 impl Primitive for DotGeneral {
+    /// Both operands batched: their batch axes become a new leading batch pair. One batched:
+    /// its batch axis is one more free axis, so the product needs no transposes.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let map = |axes: &[usize], d: BatchDim| -> Vec<usize> {
+            axes.iter().map(|&a| d.map_or(a, |d| batched_axis(a, d))).collect()
+        };
+        let (dl, dr) = (dims[0], dims[1]);
+        let mut dot = DotGeneral {
+            lhs_contract: map(&self.lhs_contract, dl),
+            rhs_contract: map(&self.rhs_contract, dr),
+            lhs_batch: map(&self.lhs_batch, dl),
+            rhs_batch: map(&self.rhs_batch, dr),
+        };
+        let nb = dot.lhs_batch.len();
+        let (lr, rr) = (args[0].ndim(), args[1].ndim());
+        let out_dim = match (dl, dr) {
+            (Some(l), Some(r)) => {
+                dot.lhs_batch.insert(0, l);
+                dot.rhs_batch.insert(0, r);
+                0
+            }
+            (Some(l), None) => {
+                let free = Self::free(lr, &dot.lhs_batch, &dot.lhs_contract);
+                nb + free.iter().position(|&a| a == l).expect("the batch axis is free")
+            }
+            (None, Some(r)) => {
+                let lhs_free = Self::free(lr, &dot.lhs_batch, &dot.lhs_contract).len();
+                let free = Self::free(rr, &dot.rhs_batch, &dot.rhs_contract);
+                nb + lhs_free + free.iter().position(|&a| a == r).expect("the batch axis is free")
+            }
+            (None, None) => unreachable!("batching rules run with a batched operand"),
+        };
+        one(bind1(&dot, &[&args[0], &args[1]]), Some(out_dim))
+    }
+
     fn params(&self) -> String {
         format!(
             "dimension_numbers=(({}, {}), ({}, {}))",

@@ -9,6 +9,7 @@
 //! and then [`bind`] primitives, which check their inputs and run.
 
 pub mod binary;
+pub mod collective;
 pub mod control;
 pub mod convert;
 pub mod custom_ad;
@@ -29,8 +30,10 @@ use crate::dtype::DType;
 use crate::ir::{trace, Program, Span};
 use crate::shape::ShapeDisplay;
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 pub use binary::BinaryOp;
+pub use collective::{AllGather, AxisIndex, Collective, CollectiveOp};
 pub use control::{Cond, DebugPrint, WhileLoop};
 pub use convert::Convert;
 pub use custom_ad::{Checkpoint, CustomJvp, CustomVjp, CustomVjpLinear, StopGradient};
@@ -109,6 +112,29 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
              reverse-mode differentiation"
             .to_string())
     }
+    /// Batching rule (`vmap`): the primitive applied to operands that carry an extra axis of
+    /// `axis.size` at `dims[i]` (`None`: the operand is the same for every example), giving
+    /// the outputs and where their batch axis is. Rules move the batch axis only where the
+    /// operation needs it elsewhere. Called only when some operand is batched, or when
+    /// [`Primitive::uses_axis`] says the primitive depends on the mapped axis itself.
+    fn batch(
+        &self,
+        _args: &[Array],
+        _dims: &[BatchDim],
+        _axis: &BatchAxis,
+    ) -> Result<(Vec<Array>, Vec<BatchDim>), String> {
+        Err("batching (vmap) is not defined for this operation".to_string())
+    }
+    /// Whether the primitive refers to the named axis `name` (a collective over it, or a
+    /// sub-program containing one), so batching must run its rule even on unbatched operands.
+    fn uses_axis(&self, name: &str) -> bool {
+        self.subprograms().iter().any(|(_, p)| p.equations.iter().any(|e| e.prim.uses_axis(name)))
+    }
+    /// Whether the primitive must be recorded whenever a trace is open, even without traced
+    /// operands: its value depends on an enclosing transform (`axis_index`).
+    fn always_traced(&self) -> bool {
+        false
+    }
 }
 
 /// Copies a primitive into a shared handle, so the IR can keep what `bind` was given.
@@ -137,7 +163,8 @@ pub fn bind(prim: &dyn Primitive, inputs: &[&Array]) -> Vec<Array> {
 #[track_caller]
 pub fn bind_at(prim: &dyn Primitive, inputs: &[&Array], span: Option<Span>) -> Vec<Array> {
     let avals: Vec<Aval> = inputs.iter().map(|a| a.aval()).collect();
-    let traced = inputs.iter().any(|a| a.is_traced());
+    let traced =
+        inputs.iter().any(|a| a.is_traced()) || (prim.always_traced() && trace::is_tracing());
     let out = match prim.abstract_eval(&avals) {
         Ok(out) => out,
         Err(msg) if traced => match span {

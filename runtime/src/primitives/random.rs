@@ -19,6 +19,8 @@ use crate::exec::cpu::samplers::{
 };
 use crate::exec::cpu::threefry::{hash_each, map_counters, threefry2x32};
 use crate::shape::{broadcast_shapes, size, ShapeDisplay};
+use crate::transform::batch::ops::{elementwise, per_lane, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// `threefry2x32(k0, k1, x0, x1) -> (y0, y1)`: the hash, elementwise over four `uint32` operands
 /// that broadcast together.
@@ -26,6 +28,10 @@ use crate::shape::{broadcast_shapes, size, ShapeDisplay};
 pub struct Threefry2x32;
 
 impl Primitive for Threefry2x32 {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        elementwise(self, args, dims)
+    }
+
     fn name(&self) -> String {
         "threefry2x32".to_string()
     }
@@ -63,6 +69,11 @@ pub struct RandomBits {
 }
 
 impl Primitive for RandomBits {
+    /// The kernel takes one key: each example draws from its own.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        per_lane(self, args, dims, axis)
+    }
+
     fn name(&self) -> String {
         format!(
             "random_bits[bit_width={},shape={}]",
@@ -108,6 +119,11 @@ pub struct RandomSplit {
 }
 
 impl Primitive for RandomSplit {
+    /// The kernel takes one key: each example draws from its own.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        per_lane(self, args, dims, axis)
+    }
+
     fn name(&self) -> String {
         format!("random_split[shape={}]", ShapeDisplay(&self.shape))
     }
@@ -134,6 +150,11 @@ impl Primitive for RandomSplit {
 pub struct RandomFoldIn;
 
 impl Primitive for RandomFoldIn {
+    /// The kernel takes one key: each example draws from its own.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        per_lane(self, args, dims, axis)
+    }
+
     fn name(&self) -> String {
         "random_fold_in".to_string()
     }
@@ -205,6 +226,11 @@ pub struct RandomSample {
 }
 
 impl Primitive for RandomSample {
+    /// The kernel takes one key: each example draws from its own.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        per_lane(self, args, dims, axis)
+    }
+
     fn name(&self) -> String {
         format!(
             "random_sample[{},shape={},dtype={}]",

@@ -18,6 +18,8 @@ use crate::exec::cpu::elementwise::map;
 use crate::exec::cpu::reduce::{arg_reduce, reduce, scan, Fold};
 use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::ops::{batched_axis, one, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// How a fold over axes combines elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -149,6 +151,13 @@ const NOT_BOOL: &str =
     "a numeric operand (bool arithmetic is not defined; convert with .astype first)";
 
 impl Primitive for Reduce {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let d = dims[0].expect("batching rules run with a batched operand");
+        let axes = self.axes.iter().map(|&a| batched_axis(a, d)).collect();
+        let out_dim = d - self.axes.iter().filter(|&&a| a < d).count();
+        one(bind1(&Reduce { op: self.op, axes }, &[&args[0]]), Some(out_dim))
+    }
+
     fn params(&self) -> String {
         format!("axes={}", tuple(&self.axes))
     }
@@ -310,6 +319,12 @@ macro_rules! float_identities {
 float_identities!(f32, f64);
 
 impl Primitive for ArgReduce {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let d = dims[0].expect("batching rules run with a batched operand");
+        let reduce = ArgReduce { op: self.op, axis: batched_axis(self.axis, d) };
+        one(bind1(&reduce, &[&args[0]]), Some(d - usize::from(self.axis < d)))
+    }
+
     fn params(&self) -> String {
         format!("axis={}", self.axis)
     }
@@ -382,6 +397,12 @@ fn is_nan<T: PartialEq>(x: T) -> bool {
 }
 
 impl Primitive for Cumulative {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let d = dims[0].expect("batching rules run with a batched operand");
+        let scan = Cumulative { axis: batched_axis(self.axis, d), ..*self };
+        one(bind1(&scan, &[&args[0]]), Some(d))
+    }
+
     fn params(&self) -> String {
         format!("axis={} reverse={}", self.axis, self.reverse)
     }

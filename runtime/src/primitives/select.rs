@@ -7,12 +7,18 @@ use crate::exec::cpu::elementwise::zip3;
 use crate::shape::broadcast_shapes;
 use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::ops::{elementwise, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// `select(pred, on_true, on_false)`; the three operands broadcast together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Select;
 
 impl Primitive for Select {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        elementwise(self, args, dims)
+    }
+
     fn name(&self) -> String {
         "select".to_string()
     }

@@ -12,6 +12,8 @@ use crate::exec::cpu::elementwise::build;
 use crate::shape::{contiguous_strides, size, ShapeDisplay};
 use crate::transform::ad::ops::{self, linear_jvp, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::ops::{batched_axis, move_axis, one, per_lane, to_dim, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// The output aval: the operand's dtype and weak flag with a new shape.
 fn reshaped(x: &Aval, shape: Vec<usize>) -> Vec<Aval> {
@@ -26,6 +28,15 @@ pub struct Reshape {
 }
 
 impl Primitive for Reshape {
+    /// Reshaping mixes axes, so the batch axis goes in front, where it stays apart.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let d = dims[0].expect("batching rules run with a batched operand");
+        let x = move_axis(&args[0], d, 0);
+        let mut new_sizes = vec![x.shape()[0]];
+        new_sizes.extend(&self.new_sizes);
+        one(bind1(&Reshape { new_sizes }, &[&x]), Some(0))
+    }
+
     fn params(&self) -> String {
         format!("new_sizes={}", tuple(&self.new_sizes))
     }
@@ -79,6 +90,15 @@ pub(crate) fn is_permutation(perm: &[usize], rank: usize) -> bool {
 }
 
 impl Primitive for Transpose {
+    /// The batch axis keeps its place; the permutation moves the others around it.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let d = dims[0].expect("batching rules run with a batched operand");
+        let mut permutation: Vec<usize> =
+            self.permutation.iter().map(|&a| batched_axis(a, d)).collect();
+        permutation.insert(d, d);
+        one(bind1(&Transpose { permutation }, &[&args[0]]), Some(d))
+    }
+
     fn params(&self) -> String {
         format!("permutation={}", tuple(&self.permutation))
     }
@@ -164,6 +184,16 @@ impl BroadcastInDim {
 }
 
 impl Primitive for BroadcastInDim {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let d = dims[0].expect("batching rules run with a batched operand");
+        let x = move_axis(&args[0], d, 0);
+        let mut shape = vec![x.shape()[0]];
+        shape.extend(&self.shape);
+        let mut broadcast_dimensions = vec![0];
+        broadcast_dimensions.extend(self.broadcast_dimensions.iter().map(|&a| a + 1));
+        one(bind1(&BroadcastInDim { shape, broadcast_dimensions }, &[&x]), Some(0))
+    }
+
     fn params(&self) -> String {
         format!(
             "shape={} broadcast_dimensions={}",
@@ -237,6 +267,16 @@ pub struct Concatenate {
 }
 
 impl Primitive for Concatenate {
+    /// Unbatched operands are broadcast to the batched ones' layout.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let d = dims.iter().flatten().copied().next().expect("some operand is batched");
+        let parts: Vec<Array> =
+            args.iter().zip(dims).map(|(x, e)| to_dim(x, *e, d, axis.size)).collect();
+        let refs: Vec<&Array> = parts.iter().collect();
+        let dimension = batched_axis(self.dimension, d);
+        one(bind1(&Concatenate { dimension }, &refs), Some(d))
+    }
+
     fn params(&self) -> String {
         format!("dimension={}", self.dimension)
     }
@@ -350,6 +390,15 @@ impl Slice {
 }
 
 impl Primitive for Slice {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let d = dims[0].expect("batching rules run with a batched operand");
+        let mut slice = self.clone();
+        slice.start_indices.insert(d, 0);
+        slice.limit_indices.insert(d, args[0].shape()[d]);
+        slice.strides.insert(d, 1);
+        one(bind1(&slice, &[&args[0]]), Some(d))
+    }
+
     fn params(&self) -> String {
         format!(
             "start_indices={} limit_indices={} strides={}",
@@ -422,6 +471,12 @@ pub struct Rev {
 }
 
 impl Primitive for Rev {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        let d = dims[0].expect("batching rules run with a batched operand");
+        let dimensions = self.dimensions.iter().map(|&a| batched_axis(a, d)).collect();
+        one(bind1(&Rev { dimensions }, &[&args[0]]), Some(d))
+    }
+
     fn params(&self) -> String {
         format!("dimensions={}", tuple(&self.dimensions))
     }
@@ -485,6 +540,18 @@ pub struct Pad {
 }
 
 impl Primitive for Pad {
+    /// A per-example padding value has no batched form: each example is padded alone.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let Some(d) = dims[0].filter(|_| dims[1].is_none()) else {
+            return per_lane(self, args, dims, axis);
+        };
+        let mut pad = self.clone();
+        pad.low.insert(d, 0);
+        pad.high.insert(d, 0);
+        pad.interior.insert(d, 0);
+        one(bind1(&pad, &[&args[0], &args[1]]), Some(d))
+    }
+
     fn params(&self) -> String {
         format!(
             "low={} high={} interior={}",
@@ -593,6 +660,11 @@ pub struct Iota {
 }
 
 impl Primitive for Iota {
+    /// Without operands it is the same for every example.
+    fn batch(&self, _args: &[Array], _dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        one(bind1(self, &[]), None)
+    }
+
     fn params(&self) -> String {
         format!(
             "dtype={} shape={} dimension={}",

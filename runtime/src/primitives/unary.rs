@@ -2,6 +2,7 @@
 
 use half::{bf16, f16};
 
+use super::bind1;
 use super::{expect_arity, Aval, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
@@ -9,6 +10,8 @@ use crate::exec::cpu::elementwise::map;
 use crate::exec::cpu::xla_math::{erf_f32, erf_inv_f32, erf_inv_f64};
 use crate::transform::ad::ops::{self, add, div, mul, neg, scalar, scale, select, unary};
 use crate::transform::ad::{LinearArg, Tangent};
+use crate::transform::batch::ops::{one, Batched};
+use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// An elementwise function of one operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,6 +127,11 @@ impl UnaryOp {
 }
 
 impl Primitive for UnaryOp {
+    /// Elementwise in its one operand: the batch axis stays where it is.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        one(bind1(self, &[&args[0]]), dims[0])
+    }
+
     fn name(&self) -> String {
         match self {
             UnaryOp::IntegerPow(n) => format!("integer_pow[y={n}]"),

@@ -505,7 +505,7 @@ fn check_axes_structure(spec: &AxesSpec, ty: &Type, what: &str) -> Result<(), sy
 }
 
 fn axes_tokens(spec: &AxesSpec) -> TokenStream {
-    let path = quote!(::rjax::__private::batch::Axes);
+    let path = quote!(::rjax::__private::batch::BatchAxes);
     match &spec.kind {
         AxesKind::None => quote!(#path::None),
         AxesKind::Axis(a) => {

@@ -44,9 +44,9 @@ fn reduce(op: CollectiveOp, name: &str, x: impl ArrayLike, axis_names: impl Axis
 ///
 /// ```
 /// use rjax_runtime::{jnp, lax, Array};
-/// use rjax_runtime::transform::batch::api::{vmap, Axes, Vmap};
+/// use rjax_runtime::transform::batch::api::{vmap, BatchAxes, Vmap};
 /// use rjax_runtime::transform::ad::api::Flat;
-/// let spec = Vmap { names: &["x"], in_axes: &[Axes::Axis(0)], out_axes: &Axes::Axis(0), axis_name: Some("i") };
+/// let spec = Vmap { names: &["x"], in_axes: &[BatchAxes::Axis(0)], out_axes: &BatchAxes::Axis(0), axis_name: Some("i") };
 /// let out = vmap(spec, vec![Flat::of(&jnp::arange(4.0))], |p| {
 ///     let x: Array = p.into_iter().next().unwrap().into_tree();
 ///     &x / lax::psum(&x, "i")

@@ -17,13 +17,13 @@ use crate::tree::{Node, Tree, TreeDef};
 /// from the end) or `None` for everything below it, or one entry per child of a tuple,
 /// sequence or struct (in field order).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Axes {
+pub enum BatchAxes {
     /// Not mapped: the same value for every example.
     None,
     /// Mapped along this axis.
     Axis(isize),
     /// One entry per child.
-    Tree(Vec<Axes>),
+    Tree(Vec<BatchAxes>),
 }
 
 /// A `vmap`'s parameters: one `in_axes` entry per traced parameter (named in `names`, for
@@ -31,8 +31,8 @@ pub enum Axes {
 #[derive(Clone, Copy, Debug)]
 pub struct Vmap<'a> {
     pub names: &'a [&'static str],
-    pub in_axes: &'a [Axes],
-    pub out_axes: &'a Axes,
+    pub in_axes: &'a [BatchAxes],
+    pub out_axes: &'a BatchAxes,
     pub axis_name: Option<&'static str>,
 }
 
@@ -175,7 +175,7 @@ fn mapped_size(spec: &Vmap<'_>, params: &[Flat], dims: &[BatchDim]) -> usize {
 
 /// Expands an axes prefix over a tree's leaves: the axis of each leaf, or why the prefix does
 /// not fit the tree.
-pub fn leaf_axes(spec: &Axes, def: &TreeDef) -> Result<Vec<Option<isize>>, String> {
+pub fn leaf_axes(spec: &BatchAxes, def: &TreeDef) -> Result<Vec<Option<isize>>, String> {
     let mut out = Vec::new();
     let end = expand(spec, def.nodes(), 0, &mut out)?;
     debug_assert_eq!(end, def.nodes().len());
@@ -183,22 +183,22 @@ pub fn leaf_axes(spec: &Axes, def: &TreeDef) -> Result<Vec<Option<isize>>, Strin
 }
 
 fn expand(
-    spec: &Axes,
+    spec: &BatchAxes,
     nodes: &[Node],
     pos: usize,
     out: &mut Vec<Option<isize>>,
 ) -> Result<usize, String> {
     let children = children(&nodes[pos]);
     match spec {
-        Axes::None | Axes::Axis(_) => {
-            let axis = if let Axes::Axis(a) = spec { Some(*a) } else { None };
+        BatchAxes::None | BatchAxes::Axis(_) => {
+            let axis = if let BatchAxes::Axis(a) = spec { Some(*a) } else { None };
             if matches!(nodes[pos], Node::Leaf) {
                 out.push(axis);
                 return Ok(pos + 1);
             }
             (0..children).try_fold(pos + 1, |p, _| expand(spec, nodes, p, out))
         }
-        Axes::Tree(specs) => {
+        BatchAxes::Tree(specs) => {
             let kind = match &nodes[pos] {
                 Node::Tuple(_) => "a tuple",
                 Node::Seq(_) => "a sequence",

@@ -80,6 +80,11 @@ impl Primitive for Collective {
         self.axes.iter().any(|a| a == name)
     }
 
+    /// Its value depends on the other members, even for a constant operand.
+    fn always_traced(&self) -> bool {
+        true
+    }
+
     /// Over the mapped axis, a reduction of the batch axis (an unbatched operand is the same
     /// in every member: `psum` multiplies it by the axis size); over other axes, the
     /// collective applied to every example at once.
@@ -153,6 +158,10 @@ impl Primitive for AllGather {
 
     fn uses_axis(&self, name: &str) -> bool {
         self.axis_name == name
+    }
+
+    fn always_traced(&self) -> bool {
+        true
     }
 
     /// Over the mapped axis the batch axis itself is the gathered one.

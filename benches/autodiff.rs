@@ -7,19 +7,9 @@ mod common;
 
 use std::hint::black_box;
 
+use common::mlp::{inputs as w3_inputs, loss, BATCH, SIZES};
 use criterion::{criterion_group, Criterion};
 use rjax::prelude::*;
-
-#[traceable]
-fn loss(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Array {
-    let mut x = inputs.clone();
-    let mut out = inputs.clone();
-    for (w, b) in params {
-        out = x.dot(w) + b;
-        x = out.tanh();
-    }
-    (out - targets).square().sum()
-}
 
 #[jit]
 #[grad]
@@ -31,22 +21,6 @@ fn grad_step(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Vec<
 #[hessian]
 fn hessian_w5(x: &Array) -> Array {
     (x.tanh() * x.square()).sum()
-}
-
-const SIZES: [usize; 4] = [784, 512, 512, 10];
-const BATCH: usize = 128;
-
-fn w3_inputs() -> (Vec<(Array, Array)>, Array, Array) {
-    let keys = random::split(&random::key(0), 8);
-    let params = (0..3)
-        .map(|l| {
-            let w = random::normal(&keys.get(l), [SIZES[l], SIZES[l + 1]]) * 0.05;
-            (w, jnp::zeros([SIZES[l + 1]]))
-        })
-        .collect();
-    let inputs = random::normal(&keys.get(4), [BATCH, SIZES[0]]);
-    let targets = random::normal(&keys.get(5), [BATCH, SIZES[3]]);
-    (params, inputs, targets)
 }
 
 /// Multiply-adds of the forward pass, doubled for the backward pass's two products per layer.

@@ -146,6 +146,11 @@ fn loss(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Array {
     (predict(params, inputs) - targets).square().sum()
 }
 
+#[vmap(in_axes = (None, 0))]
+fn predict_each(params: &[(Array, Array)], x: &Array) -> Array {
+    predict(params, x)
+}
+
 #[vmap(in_axes = (None, 0, 0))]
 fn per_example_losses(params: &[(Array, Array)], x: &Array, y: &Array) -> Array {
     loss(params, x, y)
@@ -175,6 +180,10 @@ fn flat(grads: &[(Array, Array)]) -> Vec<Array> {
 
 #[test]
 fn per_example_gradients_of_the_mlp() {
+    // vmap(predict, in_axes=(None, 0)): per-example predictions are the batch's.
+    let c = "mlp_predict";
+    let (params, x, _) = mlp(c);
+    assert_golden(c, 0, &predict_each(&params, &x));
     let c = "per_example_losses_mlp";
     let (params, x, y) = mlp(c);
     assert_golden(c, 0, &per_example_losses(&params, &x, &y));

@@ -2,6 +2,7 @@
 //! side when it is installed.
 #![allow(dead_code)]
 
+pub mod mlp;
 pub mod peak;
 
 use std::process::Command;

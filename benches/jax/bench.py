@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
 
-    python3 benches/jax/bench.py w1|w2|w3w5|w6|random
+    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|random
 """
 import sys
 import time
@@ -48,7 +48,8 @@ def w6():
     print("jax_w6_jit_scalar_per_call", median_time(loop, runs=5) / calls)
 
 
-def w3w5():
+def mlp():
+    """The MLP of W3 and W4 (benches/common/mlp.rs): parameters, batch and loss."""
     sizes = [784, 512, 512, 10]
     keys = jax.random.split(jax.random.PRNGKey(0), 8)
     params = [(jax.random.normal(keys[l], (sizes[l], sizes[l + 1])) * 0.05, jnp.zeros(sizes[l + 1]))
@@ -63,11 +64,22 @@ def w3w5():
             x = jnp.tanh(out)
         return jnp.sum((out - y) ** 2)
 
+    return params, inputs, targets, loss
+
+
+def w3w5():
+    params, inputs, targets, loss = mlp()
     step = jax.jit(jax.grad(loss))
     print("jax_w3_jit_grad_step", median_time(lambda: jax.block_until_ready(step(params, inputs, targets))))
     h = jax.jit(jax.hessian(lambda x: jnp.sum(jnp.tanh(x) * x ** 2)))
     v = jnp.linspace(-1.0, 1.0, 256)
     print("jax_w5_jit_hessian_256", median_time(lambda: h(v).block_until_ready()))
+
+
+def w4():
+    params, inputs, targets, loss = mlp()
+    step = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))
+    print("jax_w4_jit_vmap_grad", median_time(lambda: jax.block_until_ready(step(params, inputs, targets))))
 
 
 def random():
@@ -78,4 +90,4 @@ def random():
     print("jax_random_uniform_10M", median_time(lambda: jax.random.uniform(key, (n,)).block_until_ready()))
 
 
-{"w1": w1, "w2": w2, "w3w5": w3w5, "w6": w6, "random": random}[sys.argv[1]]()
+{"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "random": random}[sys.argv[1]]()

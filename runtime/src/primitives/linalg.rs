@@ -87,12 +87,25 @@ impl DotGeneral {
             lhs_batch: ct_batch,
             rhs_batch: self.rhs_batch.clone(),
         };
-        let raw = bind1(&product, &[ct, rhs]);
         let mut order: Vec<usize> = (0..self.rhs_contract.len()).collect();
         order.sort_by_key(|&i| self.rhs_contract[i]);
+        let contracted: Vec<usize> = order.iter().map(|&i| self.lhs_contract[i]).collect();
+        // `rhs . ct` gives the contracted axes before the free ones: when that is the left
+        // operand's own order (an outer product's cotangent), no transpose is needed.
+        let flipped: Vec<usize> = [&self.lhs_batch[..], &contracted, &lhs_free].concat();
+        if flipped.iter().enumerate().all(|(i, &a)| i == a) {
+            let flipped_product = DotGeneral {
+                lhs_contract: product.rhs_contract,
+                rhs_contract: product.lhs_contract,
+                lhs_batch: product.rhs_batch,
+                rhs_batch: product.lhs_batch,
+            };
+            return bind1(&flipped_product, &[rhs, ct]);
+        }
+        let raw = bind1(&product, &[ct, rhs]);
         let mut layout: Vec<usize> = self.lhs_batch.clone();
         layout.extend(&lhs_free);
-        layout.extend(order.iter().map(|&i| self.lhs_contract[i]));
+        layout.extend(&contracted);
         // `raw` axis k is lhs axis layout[k]; put them back in order.
         let mut permutation = vec![0; layout.len()];
         for (k, &axis) in layout.iter().enumerate() {
@@ -108,11 +121,26 @@ impl DotGeneral {
 impl Primitive for DotGeneral {
     /// Both operands batched: their batch axes become a new leading batch pair. One batched:
     /// its batch axis is one more free axis, so the product needs no transposes.
-    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         let map = |axes: &[usize], d: BatchDim| -> Vec<usize> {
             axes.iter().map(|&a| d.map_or(a, |d| batched_axis(a, d))).collect()
         };
         let (dl, dr) = (dims[0], dims[1]);
+        if let (None, Some(_)) = (dl, dr) {
+            let rhs_free = Self::free(args[1].ndim() - 1, &self.rhs_batch, &self.rhs_contract);
+            if rhs_free.is_empty() {
+                // The batched operand has no other free axes: with the operands swapped its
+                // batch axis comes right after the batch axes instead of after the left
+                // operand's free axes, and the per-example layout is the same.
+                let swapped = DotGeneral {
+                    lhs_contract: self.rhs_contract.clone(),
+                    rhs_contract: self.lhs_contract.clone(),
+                    lhs_batch: self.rhs_batch.clone(),
+                    rhs_batch: self.lhs_batch.clone(),
+                };
+                return swapped.batch(&[args[1].clone(), args[0].clone()], &[dr, dl], axis);
+            }
+        }
         let mut dot = DotGeneral {
             lhs_contract: map(&self.lhs_contract, dl),
             rhs_contract: map(&self.rhs_contract, dr),

@@ -273,7 +273,9 @@ where
 // ---------------------------------------------------------------------------
 
 /// Element types with a `gemm` kernel (`gemm::gemm` panics for any other).
-trait GemmFloat: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> {
+trait GemmFloat:
+    Copy + Send + Sync + 'static + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
+{
     const ZERO: Self;
     const ONE: Self;
     /// Whether a threaded `1 x k @ k x n` product may be split over `k` and
@@ -311,7 +313,11 @@ impl GemmFloat for f16 {
 /// taken for f32 and f64 (`SPLIT_K`), not f16.
 fn gemm_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, threads: usize) {
     let Dims { m, k, n } = d;
-    if threads > 1 && n == 1 && m > 1 {
+    if k == 1 {
+        // An outer product (per-example weight gradients are batches of them): gemm's
+        // packing costs more than the single multiply per element it would do.
+        outer_product(&mut dst[..m * n], &lhs[..m], &rhs[..n], threads);
+    } else if threads > 1 && n == 1 && m > 1 {
         let rows = m.div_ceil(threads);
         dst[..m].par_chunks_mut(rows).zip(lhs[..m * k].par_chunks(rows * k)).for_each(
             |(dst, lhs)| {
@@ -342,6 +348,25 @@ fn gemm_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, thre
         let parallelism =
             if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
         gemm_call(dst, lhs, rhs, d, n, parallelism);
+    }
+}
+
+/// `dst[i, j] = lhs[i] * rhs[j]`, rows split over `threads`; the same single rounding as
+/// gemm's `k == 1` product.
+fn outer_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], threads: usize) {
+    let n = rhs.len();
+    if n == 0 {
+        return;
+    }
+    let row = |(out, &a): (&mut [T], &T)| {
+        for (o, &b) in out.iter_mut().zip(rhs) {
+            *o = a * b;
+        }
+    };
+    if threads > 1 {
+        dst.par_chunks_mut(n).zip(lhs.par_iter()).for_each(row);
+    } else {
+        dst.chunks_mut(n).zip(lhs.iter()).for_each(row);
     }
 }
 

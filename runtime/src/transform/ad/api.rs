@@ -11,6 +11,7 @@ use crate::array::Array;
 use crate::ir::{trace, Program};
 use crate::jnp;
 use crate::primitives::Aval;
+use crate::transform::batch::{self, BatchDim};
 use crate::tree::{self, Tree, TreeDef, Unflatten};
 
 /// A pytree as its leaves and structure: a transform's argument or result whose Rust type
@@ -72,7 +73,20 @@ pub(super) struct Body {
 
 pub(super) fn trace_body<R: Tree>(params: &[Flat], body: impl FnOnce(Vec<Flat>) -> R) -> Body {
     let avals: Vec<Aval> = params.iter().flat_map(|p| p.leaves.iter().map(Array::aval)).collect();
-    let traced = trace::trace_with(&avals, |ins| {
+    let traced = trace_params(params, &avals, body);
+    let mut primals: Vec<Array> = params.iter().flat_map(|p| p.leaves.iter().cloned()).collect();
+    primals.extend(traced.captured);
+    Body { program: traced.program, primals, out_def: traced.extra }
+}
+
+/// Traces `body` on parameters of `params`' structures whose leaves have `avals` (their own,
+/// or one example's under vmap); the result's structure is the trace's extra value.
+pub(crate) fn trace_params<R: Tree>(
+    params: &[Flat],
+    avals: &[Aval],
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> trace::Traced<TreeDef> {
+    trace::trace_with(avals, |ins| {
         let mut ins = ins.into_iter();
         let rebuilt = params
             .iter()
@@ -83,10 +97,7 @@ pub(super) fn trace_body<R: Tree>(params: &[Flat], body: impl FnOnce(Vec<Flat>) 
             .collect();
         let out = Flat::of(&body(rebuilt));
         (out.leaves, out.def)
-    });
-    let mut primals: Vec<Array> = params.iter().flat_map(|p| p.leaves.iter().cloned()).collect();
-    primals.extend(traced.captured);
-    Body { program: traced.program, primals, out_def: traced.extra }
+    })
 }
 
 /// Which parameters a transform differentiates, and how they are named in messages.
@@ -399,68 +410,62 @@ fn jacobian<R: Tree>(
     Flat { leaves, def: body.out_def }
 }
 
-/// One-hot vectors of `aval`'s type and shape: basis vector `i` has a 1 at flat index `i`.
-fn basis(aval: &Aval, i: usize) -> Array {
+/// The `n` one-hot arrays of `aval`'s type and shape, stacked: `[n] ++ shape`, where `n` is
+/// the number of elements (the identity, reshaped).
+fn basis(aval: &Aval) -> Array {
     let n: usize = aval.shape.iter().product();
-    let mut data = vec![0.0f64; n];
-    data[i] = 1.0;
-    Array::from_shape_vec(&aval.shape, data).astype(aval.dtype)
+    let shape: Vec<usize> = std::iter::once(n).chain(aval.shape.iter().copied()).collect();
+    ops::reshape(&jnp::eye_dtype(n, n, 0, aval.dtype), &shape)
 }
 
+/// Batched arguments for one value per aval: the basis of value `k` (batched in front), zeros
+/// (shared by the whole batch) for the others.
+fn basis_of(avals: &[Aval], k: usize) -> (Vec<Array>, Vec<BatchDim>) {
+    avals
+        .iter()
+        .enumerate()
+        .map(|(j, a)| if j == k { (basis(a), Some(0)) } else { (ops::zeros(a), None) })
+        .unzip()
+}
+
+/// `[n] ++ a` batched results as the block `a ++ b` (`b` has `n` elements), the batch axis
+/// moved last for forward mode (`jax.jacfwd`'s `out_axes=-1`) or kept first for reverse mode.
+fn block(batched: &Array, a: &Aval, b: &Aval, forward: bool) -> Array {
+    let shape: Vec<usize> = a.shape.iter().chain(&b.shape).copied().collect();
+    if b.shape.iter().product::<usize>() == 0 {
+        return ops::zeros(&Aval { shape, dtype: batched.dtype(), weak: false });
+    }
+    let arranged =
+        if forward { batch::ops::move_axis(batched, 0, a.shape.len()) } else { batched.clone() };
+    ops::reshape(&arranged, &shape)
+}
+
+/// Every column of the jacobian in one batched forward pass per input: the tangents are the
+/// input's basis, batched.
 fn forward_blocks(lin: &Linearized, inputs: &[Aval], outputs: &[Aval]) -> Vec<Vec<Array>> {
     let mut blocks: Vec<Vec<Array>> = vec![Vec::new(); outputs.len()];
     for (k, input) in inputs.iter().enumerate() {
         let n: usize = input.shape.iter().product();
-        let mut columns: Vec<Vec<Array>> = vec![Vec::with_capacity(n); outputs.len()];
-        for i in 0..n {
-            let tangents: Vec<Array> = inputs
-                .iter()
-                .enumerate()
-                .map(|(j, a)| if j == k { basis(a, i) } else { ops::zeros(a) })
-                .collect();
-            for (o, t) in lin.apply(&tangents).into_iter().enumerate() {
-                columns[o].push(t);
-            }
-        }
-        for (o, cols) in columns.into_iter().enumerate() {
-            let shape: Vec<usize> = outputs[o].shape.iter().chain(&input.shape).copied().collect();
-            let block = if cols.is_empty() {
-                ops::zeros(&Aval { shape: shape.clone(), dtype: outputs[o].dtype, weak: false })
-            } else {
-                jnp::stack(&cols, -1)
-            };
-            blocks[o].push(ops::reshape(&block, &shape));
+        let (tangents, dims) = basis_of(inputs, k);
+        let columns = lin.apply_batched(&tangents, &dims, n);
+        for (o, col) in columns.iter().enumerate() {
+            blocks[o].push(block(col, &outputs[o], input, true));
         }
     }
     blocks
 }
 
+/// Every row of the jacobian in one batched backward pass per output: the cotangents are the
+/// output's basis, batched.
 fn reverse_blocks(lin: &Linearized, inputs: &[Aval], outputs: &[Aval]) -> Vec<Vec<Array>> {
     let mut blocks: Vec<Vec<Array>> = Vec::new();
     for (o, output) in outputs.iter().enumerate() {
         let m: usize = output.shape.iter().product();
-        let mut rows: Vec<Vec<Array>> = vec![Vec::with_capacity(m); inputs.len()];
-        for j in 0..m {
-            let mut cts: Vec<Tangent> = vec![None; outputs.len()];
-            cts[o] = Some(basis(output, j));
-            for (k, ct) in lin.transpose(&cts).into_iter().enumerate() {
-                rows[k].push(ct);
-            }
-        }
-        let row_blocks = rows
-            .into_iter()
-            .zip(inputs)
-            .map(|(rows, input)| {
-                let shape: Vec<usize> = output.shape.iter().chain(&input.shape).copied().collect();
-                let block = if rows.is_empty() {
-                    ops::zeros(&Aval { shape: shape.clone(), dtype: input.dtype, weak: false })
-                } else {
-                    jnp::stack(&rows, 0)
-                };
-                ops::reshape(&block, &shape)
-            })
-            .collect();
-        blocks.push(row_blocks);
+        let (cts, dims) = basis_of(outputs, o);
+        let rows = lin.transpose_batched(&cts, &dims, m);
+        blocks.push(
+            rows.iter().zip(inputs).map(|(r, input)| block(r, output, input, false)).collect(),
+        );
     }
     blocks
 }

@@ -1,9 +1,10 @@
 //! Linearization: the jvp of a program split into its primal part, evaluated now, and a
 //! program linear in the tangents, kept for transposition (JAX's partial evaluation).
 
-use super::{backward_pass, differentiable, jvp_eval, ops, LinearArg, Tangent};
+use super::{backward_pass, differentiable, jvp_eval, ops, transpose_program, LinearArg, Tangent};
 use crate::array::Array;
 use crate::ir::{eval_program, trace, Atom, Program, Var};
+use crate::transform::batch::{self, batch_eval, BatchAxis, BatchDim};
 
 /// A linearized program: its outputs at the primal point, and the linear map from input
 /// tangents to output tangents, with the primal values that map needs (the residuals).
@@ -132,5 +133,39 @@ impl Linearized {
             .zip(&self.wrt)
             .map(|(ct, aval)| ops::instantiate(ct, aval))
             .collect()
+    }
+
+    /// [`Linearized::apply`] to `size` tangents at once: each tangent carries the batch at
+    /// `dims` (`None`: the same for all), and the output tangents carry it in front. One
+    /// batched run of the linear program (JAX's `vmap(jvp)`), as dense jacobians use.
+    pub fn apply_batched(&self, tangents: &[Array], dims: &[BatchDim], size: usize) -> Vec<Array> {
+        let mut args = self.residuals.clone();
+        args.extend(tangents.iter().cloned());
+        self.run_batched(&self.linear, args, dims, size)
+    }
+
+    /// [`Linearized::transpose`] of `size` cotangents at once (one per output, batched at
+    /// `dims`): the input cotangents with the batch in front (JAX's `vmap(vjp)`).
+    pub fn transpose_batched(&self, cts: &[Array], dims: &[BatchDim], size: usize) -> Vec<Array> {
+        let mut linear = vec![false; self.residuals.len()];
+        linear.extend(self.wrt.iter().map(|_| true));
+        let program = transpose_program(&self.linear, &linear);
+        let mut args = self.residuals.clone();
+        args.extend(cts.iter().cloned());
+        self.run_batched(&program, args, dims, size)
+    }
+
+    fn run_batched(
+        &self,
+        program: &Program,
+        args: Vec<Array>,
+        dims: &[BatchDim],
+        size: usize,
+    ) -> Vec<Array> {
+        let mut all: Vec<BatchDim> = vec![None; self.residuals.len()];
+        all.extend_from_slice(dims);
+        let axis = BatchAxis { size, name: None };
+        let (outs, out_dims) = batch_eval(program, &args, &all, &axis);
+        outs.iter().zip(out_dims).map(|(x, d)| batch::ops::to_dim(x, d, 0, size)).collect()
     }
 }

@@ -6,10 +6,9 @@
 
 use super::{batch_eval, ops, BatchAxis, BatchDim};
 use crate::array::Array;
-use crate::ir::trace;
 use crate::primitives::Aval;
 use crate::shape::ShapeDisplay;
-use crate::transform::ad::api::Flat;
+use crate::transform::ad::api::{trace_params, Flat};
 use crate::transform::axes;
 use crate::tree::{Node, Tree, TreeDef};
 
@@ -65,20 +64,7 @@ pub fn vmap<R: Tree>(spec: Vmap<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Fl
             aval
         })
         .collect();
-    let traced = with_axis_name(spec.axis_name, size, || {
-        trace::trace_with(&example, |ins| {
-            let mut ins = ins.into_iter();
-            let rebuilt = params
-                .iter()
-                .map(|p| Flat {
-                    leaves: ins.by_ref().take(p.leaves.len()).collect(),
-                    def: p.def.clone(),
-                })
-                .collect();
-            let out = Flat::of(&body(rebuilt));
-            (out.leaves, out.def)
-        })
-    });
+    let traced = with_axis_name(spec.axis_name, size, || trace_params(&params, &example, body));
     let mut args: Vec<Array> = leaves.into_iter().cloned().collect();
     args.extend(traced.captured.iter().cloned());
     dims.resize(args.len(), None);

@@ -25,21 +25,24 @@ enum Kind {
 
 /// One operation under test: its per-example argument shapes for extents `d`, and the
 /// function of one example.
+/// Each argument's per-example shape and kind.
+type Args = Vec<(Vec<usize>, Kind)>;
+
 struct Case {
     name: &'static str,
-    args: fn(&[usize; 3]) -> Vec<(Vec<usize>, Kind)>,
+    args: fn(&[usize; 3]) -> Args,
     f: fn(&[Array]) -> Array,
 }
 
-fn vector(d: &[usize; 3]) -> Vec<(Vec<usize>, Kind)> {
+fn vector(d: &[usize; 3]) -> Args {
     vec![(vec![d[0]], Kind::Float)]
 }
 
-fn matrix(d: &[usize; 3]) -> Vec<(Vec<usize>, Kind)> {
+fn matrix(d: &[usize; 3]) -> Args {
     vec![(vec![d[0], d[1]], Kind::Float)]
 }
 
-fn cube(d: &[usize; 3]) -> Vec<(Vec<usize>, Kind)> {
+fn cube(d: &[usize; 3]) -> Args {
     vec![(d.to_vec(), Kind::Float)]
 }
 
@@ -119,7 +122,7 @@ fn cases() -> Vec<Case> {
             f: |a| jnp::flip(&jnp::cummax(&jnp::flip(&a[0], 0), Some(0)), 0),
         },
         Case { name: "reshape", args: cube, f: |a| a[0].reshape([-1]) },
-        Case { name: "transpose", args: cube, f: |a| jnp::permute_dims(&a[0], &[2, 0, 1]) },
+        Case { name: "transpose", args: cube, f: |a| jnp::permute_dims(&a[0], [2, 0, 1]) },
         Case {
             name: "broadcast_to",
             args: |d| vec![(vec![d[1], 1], Kind::Float)],
@@ -278,8 +281,11 @@ fn axis_of(choice: u8, rank: usize) -> (usize, isize) {
 
 fn check(case: &Case, d: [usize; 3], size: usize, maps: &[u8], out: u8, seed: u32) {
     let specs = (case.args)(&d);
-    let mut mapped: Vec<Option<u8>> =
-        specs.iter().enumerate().map(|(i, _)| (maps[i] % 3 != 0).then_some(maps[i] / 3)).collect();
+    let mut mapped: Vec<Option<u8>> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, _)| (!maps[i].is_multiple_of(3)).then_some(maps[i] / 3))
+        .collect();
     if mapped.iter().all(Option::is_none) {
         mapped[0] = Some(maps[0]);
     }

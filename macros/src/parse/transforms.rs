@@ -31,7 +31,7 @@ pub enum Transform {
     /// `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)]`: reverse mode by the user's two passes.
     CustomVjp { fwd: syn::Path, bwd: syn::Path },
     /// `#[vmap(in_axes = .., out_axes = .., axis_name = "i")]`.
-    Vmap(VmapArgs),
+    Vmap(Box<VmapArgs>),
 }
 
 /// The arguments of `#[vmap]`; absent axes default to 0 for every parameter and output.
@@ -158,7 +158,7 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
         "jvp" => Transform::Jvp,
         "vjp" => Transform::Vjp,
         "checkpoint" => Transform::Checkpoint,
-        "vmap" => Transform::Vmap(vmap),
+        "vmap" => Transform::Vmap(Box::new(vmap)),
         "custom_jvp" | "custom_vjp" => custom(name, functions, &args, span)?,
         jac => {
             let kind = match jac {

@@ -14,7 +14,7 @@ use crate::transform::ad::ops;
 use crate::transform::ad::{
     differentiable, jvp_eval, tangent_program, transpose_program, LinearArg, Tangent,
 };
-use crate::transform::batch::ops::{to_dim, Batched};
+use crate::transform::batch::ops::{select_examples, to_dim, Batched};
 use crate::transform::batch::{batch_eval, batch_program, batched_outputs, BatchAxis, BatchDim};
 
 /// `cond`: runs `branches[index]` on the operands, where the first input is the index — a
@@ -30,57 +30,24 @@ impl Primitive for Cond {
     /// batched index (a per-example predicate): every branch runs on all examples and each
     /// example's results are selected by its index, as JAX turns `cond` into `select`.
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
-        let (index, operands) = args.split_first().expect("cond has an index operand");
-        let operand_dims = &dims[1..];
         let Some(d) = dims[0] else {
-            let mut force = vec![false; self.branches[0].outputs.len()];
-            for branch in &self.branches {
-                for (f, b) in force.iter_mut().zip(batched_outputs(branch, operand_dims, axis)) {
-                    *f |= b;
-                }
-            }
-            let batched: Vec<(Program, Vec<BatchDim>)> = self
-                .branches
-                .iter()
-                .map(|b| batch_program(b, operand_dims, axis, &force))
-                .collect();
-            let out_dims = batched[0].1.clone();
-            let branches = batched.into_iter().map(|(p, _)| Arc::new(p)).collect();
-            let refs: Vec<&Array> = args.iter().collect();
-            return Ok((bind(&Cond { branches }, &refs), out_dims));
+            return self.batch_branches(args, dims, axis);
         };
+        let (index, operands) = args.split_first().expect("cond has an index operand");
         let results: Vec<Vec<Array>> = self
             .branches
             .iter()
             .map(|b| {
-                let (outs, out_dims) = batch_eval(b, operands, operand_dims, axis);
+                let (outs, out_dims) = batch_eval(b, operands, &dims[1..], axis);
                 outs.iter().zip(out_dims).map(|(x, d)| to_dim(x, d, 0, axis.size)).collect()
             })
             .collect();
         let index = to_dim(index, Some(d), 0, axis.size);
-        let picks = |k: usize| -> Array {
-            if index.dtype() == DType::Bool {
-                return if k == 1 {
-                    index.clone()
-                } else {
-                    ops::unary(super::UnaryOp::Not, &index)
-                };
-            }
-            let last = ops::scalar(&index, (self.branches.len() - 1) as f64);
-            let clamped = ops::binary(
-                super::BinaryOp::Min,
-                &ops::binary(super::BinaryOp::Max, &index, &ops::scalar(&index, 0.0)),
-                &last,
-            );
-            ops::eq(&clamped, &ops::scalar(&index, k as f64))
-        };
         let mut outs = results[0].clone();
         for (k, branch) in results.iter().enumerate().skip(1) {
-            let pick = picks(k);
+            let pick = self.picks(&index, k);
             for (out, candidate) in outs.iter_mut().zip(branch) {
-                let mut shape = vec![1; candidate.ndim()];
-                shape[0] = axis.size;
-                *out = ops::select(&ops::reshape(&pick, &shape), candidate, out);
+                *out = select_examples(&pick, candidate, out);
             }
         }
         let n = outs.len();
@@ -196,6 +163,38 @@ impl Primitive for Cond {
     }
 }
 
+impl Cond {
+    /// The `cond` with every branch batched, for an index shared by all examples; outputs
+    /// that any branch batches are batched in all of them, so the branches agree.
+    fn batch_branches(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let operand_dims = &dims[1..];
+        let mut force = vec![false; self.branches[0].outputs.len()];
+        for branch in &self.branches {
+            for (f, b) in force.iter_mut().zip(batched_outputs(branch, operand_dims, axis)) {
+                *f |= b;
+            }
+        }
+        let batched: Vec<(Program, Vec<BatchDim>)> =
+            self.branches.iter().map(|b| batch_program(b, operand_dims, axis, &force)).collect();
+        let out_dims = batched[0].1.clone();
+        let branches = batched.into_iter().map(|(p, _)| Arc::new(p)).collect();
+        let refs: Vec<&Array> = args.iter().collect();
+        Ok((bind(&Cond { branches }, &refs), out_dims))
+    }
+
+    /// Which examples take branch `k`, for per-example indices (`false`/`true` for 0/1,
+    /// integers clamped into range).
+    fn picks(&self, index: &Array, k: usize) -> Array {
+        if index.dtype() == DType::Bool {
+            return if k == 1 { index.clone() } else { ops::unary(super::UnaryOp::Not, index) };
+        }
+        let last = ops::scalar(index, (self.branches.len() - 1) as f64);
+        let low = ops::binary(super::BinaryOp::Max, index, &ops::scalar(index, 0.0));
+        let clamped = ops::binary(super::BinaryOp::Min, &low, &last);
+        ops::eq(&clamped, &ops::scalar(index, k as f64))
+    }
+}
+
 /// Whether a sub-program does something besides computing (prints), so the equation that
 /// runs it must be kept, and not folded, even when its outputs are unused.
 fn has_effect(program: &Program) -> bool {
@@ -236,18 +235,7 @@ impl Primitive for WhileLoop {
         let (carry, consts) = args.split_at(n);
         let (carry_dims, const_dims) = dims.split_at(n);
         let (cond_const_dims, body_const_dims) = const_dims.split_at(self.cond_consts);
-        let with = |batched: &[bool], rest: &[BatchDim]| -> Vec<BatchDim> {
-            batched.iter().map(|&b| b.then_some(0)).chain(rest.iter().copied()).collect()
-        };
-        let mut batched: Vec<bool> = carry_dims.iter().map(Option::is_some).collect();
-        loop {
-            let outs = batched_outputs(&self.body, &with(&batched, body_const_dims), axis);
-            let next: Vec<bool> = batched.iter().zip(&outs).map(|(a, b)| *a || *b).collect();
-            if next == batched {
-                break;
-            }
-            batched = next;
-        }
+        let mut batched = self.batched_carry(carry_dims, body_const_dims, axis);
         let predicate_batched =
             batched_outputs(&self.cond, &with(&batched, cond_const_dims), axis)[0];
         if predicate_batched {
@@ -424,7 +412,31 @@ impl Primitive for WhileLoop {
     }
 }
 
+/// Batch axes for a carry batched where `batched` says (in front), then other operands'.
+fn with(batched: &[bool], rest: &[BatchDim]) -> Vec<BatchDim> {
+    batched.iter().map(|&b| b.then_some(0)).chain(rest.iter().copied()).collect()
+}
+
 impl WhileLoop {
+    /// Which carry elements are batched: those batched on entry, and those the body makes
+    /// batched from them, iterated to a fixed point.
+    fn batched_carry(
+        &self,
+        carry: &[BatchDim],
+        consts: &[BatchDim],
+        axis: &BatchAxis,
+    ) -> Vec<bool> {
+        let mut batched: Vec<bool> = carry.iter().map(Option::is_some).collect();
+        loop {
+            let outs = batched_outputs(&self.body, &with(&batched, consts), axis);
+            let next: Vec<bool> = batched.iter().zip(&outs).map(|(a, b)| *a || *b).collect();
+            if next == batched {
+                return batched;
+            }
+            batched = next;
+        }
+    }
+
     /// The loop for a per-example condition: it continues while any example's condition
     /// holds, and the body leaves the carry of finished examples unchanged. The body then
     /// needs the condition's constants too: its constants are the condition's, then its own.
@@ -472,12 +484,7 @@ impl WhileLoop {
                 .iter()
                 .zip(next_dims)
                 .zip(carry)
-                .map(|((x, d), old)| {
-                    let x = to_dim(x, d, 0, axis.size);
-                    let mut shape = vec![1; x.ndim()];
-                    shape[0] = axis.size;
-                    ops::select(&ops::reshape(&live, &shape), &x, old)
-                })
+                .map(|((x, d), old)| select_examples(&live, &to_dim(x, d, 0, axis.size), old))
                 .collect();
             (outs, ())
         })

@@ -365,6 +365,43 @@ impl Primitive for Scatter {
     }
 }
 
+/// The operand with its batch axis (broadcast if it has none) merged into axis `axis`:
+/// `[.., size, n, ..]` becomes `[.., size * n, ..]`, example `b`'s block starting at `b * n`.
+fn merge_batch_axis(x: &Array, dim: BatchDim, axis: usize, size: usize) -> Array {
+    let x = to_dim(x, dim, axis, size);
+    let mut shape = x.shape().to_vec();
+    let n = shape.remove(axis + 1);
+    shape[axis] *= n;
+    ops::reshape(&x, &shape)
+}
+
+/// Per-example indices into an axis of extent `n`, batched in front and offset into each
+/// example's block of a merged axis. Each example's out-of-bounds convention is applied
+/// first (clamped, or sent past the merged axis to be dropped), since the merged axis would
+/// otherwise let an index reach a neighbour's block.
+fn offset_indices(idx: &Array, dim: BatchDim, n: usize, size: usize, mode: IndexMode) -> Array {
+    let idx = ops::convert(&to_dim(idx, dim, 0, size), DType::I64).with_weak_type(false);
+    let c = |v: i64| ops::scalar(&idx, v as f64);
+    let negative = ops::binary(BinaryOp::Lt, &idx, &c(0));
+    let idx = ops::select(&negative, &ops::add(&idx, &c(n as i64)), &idx);
+    let local = match mode {
+        IndexMode::Clip => {
+            let high = c(n.saturating_sub(1) as i64);
+            ops::binary(BinaryOp::Min, &ops::binary(BinaryOp::Max, &idx, &c(0)), &high)
+        }
+        IndexMode::FillOrDrop => {
+            let inside = ops::binary(
+                BinaryOp::And,
+                &ops::binary(BinaryOp::Ge, &idx, &c(0)),
+                &ops::binary(BinaryOp::Lt, &idx, &c(n as i64)),
+            );
+            ops::select(&inside, &idx, &c((size * n) as i64))
+        }
+    };
+    let lanes = bind1(&Iota { dtype: DType::I64, shape: idx.shape().to_vec(), dimension: 0 }, &[]);
+    ops::add(&local, &ops::mul(&lanes, &c(n as i64)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,41 +450,4 @@ mod tests {
         let err = s.abstract_eval(&[x, i, u]).unwrap_err();
         assert!(err.contains("must have shape (4, 2)"), "{err}");
     }
-}
-
-/// The operand with its batch axis (broadcast if it has none) merged into axis `axis`:
-/// `[.., size, n, ..]` becomes `[.., size * n, ..]`, example `b`'s block starting at `b * n`.
-fn merge_batch_axis(x: &Array, dim: BatchDim, axis: usize, size: usize) -> Array {
-    let x = to_dim(x, dim, axis, size);
-    let mut shape = x.shape().to_vec();
-    let n = shape.remove(axis + 1);
-    shape[axis] *= n;
-    ops::reshape(&x, &shape)
-}
-
-/// Per-example indices into an axis of extent `n`, batched in front and offset into each
-/// example's block of a merged axis. Each example's out-of-bounds convention is applied
-/// first (clamped, or sent past the merged axis to be dropped), since the merged axis would
-/// otherwise let an index reach a neighbour's block.
-fn offset_indices(idx: &Array, dim: BatchDim, n: usize, size: usize, mode: IndexMode) -> Array {
-    let idx = ops::convert(&to_dim(idx, dim, 0, size), DType::I64).with_weak_type(false);
-    let c = |v: i64| ops::scalar(&idx, v as f64);
-    let negative = ops::binary(BinaryOp::Lt, &idx, &c(0));
-    let idx = ops::select(&negative, &ops::add(&idx, &c(n as i64)), &idx);
-    let local = match mode {
-        IndexMode::Clip => {
-            let high = c(n.saturating_sub(1) as i64);
-            ops::binary(BinaryOp::Min, &ops::binary(BinaryOp::Max, &idx, &c(0)), &high)
-        }
-        IndexMode::FillOrDrop => {
-            let inside = ops::binary(
-                BinaryOp::And,
-                &ops::binary(BinaryOp::Ge, &idx, &c(0)),
-                &ops::binary(BinaryOp::Lt, &idx, &c(n as i64)),
-            );
-            ops::select(&inside, &idx, &c((size * n) as i64))
-        }
-    };
-    let lanes = bind1(&Iota { dtype: DType::I64, shape: idx.shape().to_vec(), dimension: 0 }, &[]);
-    ops::add(&local, &ops::mul(&lanes, &c(n as i64)))
 }

@@ -118,10 +118,9 @@ impl DotGeneral {
     }
 }
 
-impl Primitive for DotGeneral {
-    /// Both operands batched: their batch axes become a new leading batch pair. One batched:
-    /// its batch axis is one more free axis, so the product needs no transposes.
-    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+impl DotGeneral {
+    /// The batching rule (see [`Primitive::batch`] below).
+    fn batch_operands(&self, args: &[Array], dims: &[BatchDim]) -> Batched {
         let map = |axes: &[usize], d: BatchDim| -> Vec<usize> {
             axes.iter().map(|&a| d.map_or(a, |d| batched_axis(a, d))).collect()
         };
@@ -138,7 +137,7 @@ impl Primitive for DotGeneral {
                     lhs_batch: self.rhs_batch.clone(),
                     rhs_batch: self.lhs_batch.clone(),
                 };
-                return swapped.batch(&[args[1].clone(), args[0].clone()], &[dr, dl], axis);
+                return swapped.batch_operands(&[args[1].clone(), args[0].clone()], &[dr, dl]);
             }
         }
         let mut dot = DotGeneral {
@@ -167,6 +166,14 @@ impl Primitive for DotGeneral {
             (None, None) => unreachable!("batching rules run with a batched operand"),
         };
         one(bind1(&dot, &[&args[0], &args[1]]), Some(out_dim))
+    }
+}
+
+impl Primitive for DotGeneral {
+    /// Both operands batched: their batch axes become a new leading batch pair. One batched:
+    /// its batch axis is one more free axis, so the product needs no transposes.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
+        self.batch_operands(args, dims)
     }
 
     fn params(&self) -> String {

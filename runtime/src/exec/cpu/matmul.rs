@@ -223,7 +223,7 @@ where
     F: Fn(&mut [T], &[T], &[T], Dims, usize) + Sync,
 {
     let Shape { batch, m, k, n, .. } = *shape;
-    let mut out = vec![zero; shape.out_len()];
+    let mut out = super::alloc::zeroed(shape.out_len(), zero);
     if out.is_empty() || k == 0 {
         return out;
     }

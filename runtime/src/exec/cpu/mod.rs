@@ -1,5 +1,6 @@
 //! CPU kernels over contiguous row-major buffers, parallelized with rayon.
 
+pub mod alloc;
 pub mod copy;
 pub mod elementwise;
 pub mod matmul;

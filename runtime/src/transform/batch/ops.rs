@@ -108,6 +108,14 @@ pub(crate) fn elementwise(prim: &dyn Primitive, args: &[Array], dims: &[BatchDim
     Ok((outs, vec![Some(out_dim); n]))
 }
 
+/// Per example, `on_true` where `pred` (a `[size]` bool, one per example) holds, else
+/// `on_false`; both batched in front.
+pub(crate) fn select_examples(pred: &Array, on_true: &Array, on_false: &Array) -> Array {
+    let mut shape = vec![1; on_true.ndim()];
+    shape[0] = pred.shape()[0];
+    crate::transform::ad::ops::select(&reshape(pred, &shape), on_true, on_false)
+}
+
 /// Lane `i` of a batched operand (the operand itself when unbatched).
 pub(crate) fn lane(x: &Array, dim: BatchDim, i: usize) -> Array {
     let Some(d) = dim else { return x.clone() };

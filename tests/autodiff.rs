@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::mlp::loss;
 use common::{assert_close, assert_golden, input, panic_text};
 use rjax::prelude::*;
 
@@ -45,22 +46,6 @@ fn abs_val(x: f32) -> f32 {
 fn traced_if_differentiates_the_branch_taken() {
     assert_golden("abs_val_grad_at_1.0", 1, &Array::from(abs_val(1.0)));
     assert_golden("abs_val_grad_at_neg1.0", 1, &Array::from(abs_val(-1.0)));
-}
-
-#[traceable]
-fn predict(params: &[(Array, Array)], inputs: &Array) -> Array {
-    let mut inputs = inputs.clone();
-    let mut outputs = inputs.clone();
-    for (w, b) in params {
-        outputs = inputs.dot(w) + b;
-        inputs = outputs.tanh();
-    }
-    outputs
-}
-
-#[traceable]
-fn loss(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Array {
-    (predict(params, inputs) - targets).square().sum()
 }
 
 #[grad]

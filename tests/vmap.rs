@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::mlp::{loss, predict};
 use common::{assert_close, assert_golden, input, panic_text};
 use rjax::prelude::*;
 
@@ -128,22 +129,6 @@ fn normalize(x: &Array) -> Array {
 #[test]
 fn psum_over_the_vmapped_axis() {
     assert_golden("vmap_with_axis_name_psum", 0, &normalize(&jnp::arange(4.0)));
-}
-
-#[traceable]
-fn predict(params: &[(Array, Array)], inputs: &Array) -> Array {
-    let mut inputs = inputs.clone();
-    let mut outputs = inputs.clone();
-    for (w, b) in params {
-        outputs = inputs.dot(w) + b;
-        inputs = outputs.tanh();
-    }
-    outputs
-}
-
-#[traceable]
-fn loss(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Array {
-    (predict(params, inputs) - targets).square().sum()
 }
 
 #[vmap(in_axes = (None, 0))]

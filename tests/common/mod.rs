@@ -1,6 +1,8 @@
 //! Shared helpers for integration tests: golden cases computed with JAX and comparisons.
 #![allow(dead_code)]
 
+pub mod mlp;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 

@@ -5,6 +5,7 @@
 //! text of a few small functions.
 
 mod common;
+use common::mlp::predict;
 use common::*;
 use rjax::prelude::*;
 
@@ -435,17 +436,6 @@ fn loops_over_pytrees_specialize_per_length() {
     let _ = mlp(&layers(2), &x);
     let info = mlp::cache_info();
     assert_eq!((info.traces, info.hits, info.plans), (3, 1, 3), "{info:?}");
-}
-
-#[traceable]
-fn predict(params: &[(Array, Array)], inputs: &Array) -> Array {
-    let mut inputs = inputs.clone();
-    let mut outputs = inputs.clone();
-    for (w, b) in params {
-        outputs = inputs.dot(w) + b;
-        inputs = outputs.tanh();
-    }
-    outputs
 }
 
 #[jit]

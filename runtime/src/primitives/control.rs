@@ -15,7 +15,9 @@ use crate::transform::ad::{
     differentiable, jvp_eval, tangent_program, transpose_program, LinearArg, Tangent,
 };
 use crate::transform::batch::ops::{select_examples, to_dim, Batched};
-use crate::transform::batch::{batch_eval, batch_program, batched_outputs, BatchAxis, BatchDim};
+use crate::transform::batch::{
+    batch_eval, batch_program, batched_avals, batched_outputs, BatchAxis, BatchDim,
+};
 
 /// `cond`: runs `branches[index]` on the operands, where the first input is the index — a
 /// bool (false picks branch 0, true branch 1) or an integer, clamped into range as JAX does.
@@ -449,30 +451,23 @@ impl WhileLoop {
     ) -> (Program, Program) {
         let n = self.carry;
         let (cond_consts, body_consts) = consts.split_at(self.cond_consts);
-        let batched_avals = |xs: &[Array]| -> Vec<Aval> { xs.iter().map(Array::aval).collect() };
-        let carry_avals: Vec<Aval> = self
-            .body
-            .output_avals()
-            .into_iter()
-            .map(|a| Aval {
-                shape: crate::transform::batch::batched_shape(&a.shape, 0, axis.size),
-                ..a
-            })
-            .collect();
+        let avals_of = |xs: &[Array]| -> Vec<Aval> { xs.iter().map(Array::aval).collect() };
+        let carry = self.body.output_avals();
+        let carry_avals = batched_avals(&carry, &vec![Some(0); carry.len()], axis.size);
         let per_example = |ins: &[Array]| -> Array {
             let (p, d) = batch_eval(&self.cond, ins, cond_dims, axis);
             to_dim(&p[0], d[0], 0, axis.size)
         };
         let mut cond_avals = carry_avals.clone();
-        cond_avals.extend(batched_avals(cond_consts));
+        cond_avals.extend(avals_of(cond_consts));
         let cond = trace::trace_with(&cond_avals, |ins| {
             let any = Reduce { op: ReduceOp::Or, axes: vec![0] };
             (vec![super::bind1(&any, &[&per_example(&ins)])], ())
         })
         .program;
         let mut body_avals = carry_avals;
-        body_avals.extend(batched_avals(cond_consts));
-        body_avals.extend(batched_avals(body_consts));
+        body_avals.extend(avals_of(cond_consts));
+        body_avals.extend(avals_of(body_consts));
         let body = trace::trace_with(&body_avals, |ins| {
             let (carry, rest) = ins.split_at(n);
             let (cond_consts, body_consts) = rest.split_at(self.cond_consts);

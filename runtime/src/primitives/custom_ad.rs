@@ -13,7 +13,9 @@ use crate::ir::{eval_program, Program};
 use crate::transform::ad::ops;
 use crate::transform::ad::{tangent_program, transpose_program, LinearArg, Tangent};
 use crate::transform::batch::ops::{move_axis, one, to_dim, Batched};
-use crate::transform::batch::{batch_eval, batch_program, BatchAxis, BatchDim};
+use crate::transform::batch::{
+    batch_eval, batch_program, batched_aval, batched_avals, BatchAxis, BatchDim,
+};
 
 /// `stop_gradient`: the identity, with a zero derivative.
 #[derive(Clone, Copy, Debug)]
@@ -347,14 +349,7 @@ impl Primitive for CustomVjpLinear {
         bwd_dims.extend(self.outputs.iter().map(|_| Some(0)));
         bwd_dims.extend_from_slice(capture_dims);
         let bwd = batch_bwd_with(&self.bwd, &bwd_dims, tangent_dims, axis);
-        let outputs = self
-            .outputs
-            .iter()
-            .map(|a| Aval {
-                shape: crate::transform::batch::batched_shape(&a.shape, 0, axis.size),
-                ..a.clone()
-            })
-            .collect();
+        let outputs = self.outputs.iter().map(|a| batched_aval(a, Some(0), axis.size)).collect();
         let prim = CustomVjpLinear { bwd: Arc::new(bwd), outputs, ..self.clone() };
         let refs: Vec<&Array> = args.iter().collect();
         Ok((bind(&prim, &refs), vec![Some(0); self.outputs.len()]))
@@ -436,17 +431,7 @@ fn batch_bwd_with(
     arg_dims: &[BatchDim],
     axis: &BatchAxis,
 ) -> Program {
-    let avals: Vec<Aval> = bwd
-        .input_avals()
-        .into_iter()
-        .zip(dims)
-        .map(|(a, d)| match d {
-            Some(d) => {
-                Aval { shape: crate::transform::batch::batched_shape(&a.shape, *d, axis.size), ..a }
-            }
-            None => a,
-        })
-        .collect();
+    let avals = batched_avals(&bwd.input_avals(), dims, axis.size);
     let traced = trace::trace_with(&avals, |ins| {
         let (cts, ct_dims) = batch_eval(bwd, &ins, dims, axis);
         let outs = cts

@@ -104,6 +104,20 @@ pub(crate) fn batched_shape(shape: &[usize], dim: usize, size: usize) -> Vec<usi
     s
 }
 
+/// `aval` with an axis of `size` at `dim` (unchanged when `dim` is `None`): the aval of a
+/// batched value.
+pub(crate) fn batched_aval(aval: &Aval, dim: BatchDim, size: usize) -> Aval {
+    match dim {
+        Some(d) => Aval { shape: batched_shape(&aval.shape, d, size), ..aval.clone() },
+        None => aval.clone(),
+    }
+}
+
+/// The avals of `avals` batched at `dims`.
+pub(crate) fn batched_avals(avals: &[Aval], dims: &[BatchDim], size: usize) -> Vec<Aval> {
+    avals.iter().zip(dims).map(|(a, d)| batched_aval(a, *d, size)).collect()
+}
+
 /// The batched version of `program` for inputs batched at `dims`, as a program: its inputs
 /// are the batched avals, and every batched output has its batch axis moved to 0. Outputs
 /// marked in `force` are batched even when they come out unbatched (broadcast), so programs
@@ -115,15 +129,7 @@ pub fn batch_program(
     axis: &BatchAxis,
     force: &[bool],
 ) -> (Program, Vec<BatchDim>) {
-    let avals: Vec<Aval> = program
-        .input_avals()
-        .into_iter()
-        .zip(dims)
-        .map(|(a, d)| match d {
-            Some(d) => Aval { shape: batched_shape(&a.shape, *d, axis.size), ..a },
-            None => a,
-        })
-        .collect();
+    let avals = batched_avals(&program.input_avals(), dims, axis.size);
     let traced = trace::trace_with(&avals, |ins| {
         let (outs, out_dims) = batch_eval(program, &ins, dims, axis);
         let mut result_dims = Vec::with_capacity(outs.len());

@@ -150,10 +150,7 @@ pub(crate) fn per_lane(
     if axis.size == 0 {
         let outs = out_avals
             .iter()
-            .map(|a| {
-                let shape = super::batched_shape(&a.shape, 0, 0);
-                crate::transform::ad::ops::zeros(&crate::primitives::Aval { shape, ..a.clone() })
-            })
+            .map(|a| crate::transform::ad::ops::zeros(&super::batched_aval(a, Some(0), 0)))
             .collect();
         return Ok((outs, vec![Some(0); out_avals.len()]));
     }

@@ -211,20 +211,53 @@ fn threads_for(dims: Dims) -> usize {
     }
 }
 
+/// How a product treats the `dst` it is given.
+#[derive(Clone, Copy, PartialEq)]
+enum Dst {
+    /// Adds into a zero-filled `dst`.
+    Accumulates,
+    /// Writes every element of `dst` (for `k > 0`), whatever it held, so the output may be
+    /// a recycled buffer.
+    Overwrites,
+}
+
 /// Shared batching driver.
 ///
-/// `product(dst, lhs, rhs, dims, threads)` must overwrite the zero-filled
-/// `dst` (`m * n`) with `lhs` (`m * k`) @ `rhs` (`k * n`) using up to
-/// `threads` threads. `shape` must be validated and `zero` is the additive
-/// identity.
-fn run_batched<T, F>(lhs: &[T], rhs: &[T], shape: &Shape, zero: T, product: F) -> Vec<T>
+/// `product(dst, lhs, rhs, dims, threads)` must set `dst` (`m * n`) to `lhs` (`m * k`) @
+/// `rhs` (`k * n`) using up to `threads` threads, as `dst_use` says. `shape` must be
+/// validated and `zero` is the additive identity.
+fn run_batched<T, F>(
+    lhs: &[T],
+    rhs: &[T],
+    shape: &Shape,
+    zero: T,
+    dst_use: Dst,
+    product: F,
+) -> Vec<T>
+where
+    T: crate::dtype::Element,
+    F: Fn(&mut [T], &[T], &[T], Dims, usize) + Sync,
+{
+    let k = shape.k;
+    if k == 0 || dst_use == Dst::Accumulates {
+        let out = super::alloc::zeroed(shape.out_len(), zero);
+        if out.is_empty() || k == 0 {
+            return out;
+        }
+        return run_products(out, lhs, rhs, shape, product);
+    }
+    let out = super::pool::take_for_overwrite(shape.out_len(), zero);
+    run_products(out, lhs, rhs, shape, product)
+}
+
+/// Fills `out` with the batch of products, choosing where the threads go.
+fn run_products<T, F>(mut out: Vec<T>, lhs: &[T], rhs: &[T], shape: &Shape, product: F) -> Vec<T>
 where
     T: Copy + Send + Sync,
     F: Fn(&mut [T], &[T], &[T], Dims, usize) + Sync,
 {
     let Shape { batch, m, k, n, .. } = *shape;
-    let mut out = super::alloc::zeroed(shape.out_len(), zero);
-    if out.is_empty() || k == 0 {
+    if out.is_empty() {
         return out;
     }
     let (mk, kn, mn) = (m * k, k * n, m * n);
@@ -429,7 +462,7 @@ macro_rules! impl_gemm_float {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {
             fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
-                run_batched(lhs, rhs, shape, <$t as GemmFloat>::ZERO, gemm_product::<$t>)
+                run_batched(lhs, rhs, shape, <$t as GemmFloat>::ZERO, Dst::Overwrites, gemm_product::<$t>)
             }
         }
     )*};
@@ -483,7 +516,7 @@ macro_rules! impl_int_semiring {
 
         impl sealed::Sealed for $t {
             fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
-                run_batched(lhs, rhs, shape, 0, blocked_product::<$t>)
+                run_batched(lhs, rhs, shape, 0, Dst::Accumulates, blocked_product::<$t>)
             }
         }
     )*};
@@ -505,7 +538,7 @@ impl Semiring for bool {
 
 impl sealed::Sealed for bool {
     fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
-        run_batched(lhs, rhs, shape, false, blocked_product::<bool>)
+        run_batched(lhs, rhs, shape, false, Dst::Accumulates, blocked_product::<bool>)
     }
 }
 
@@ -739,6 +772,29 @@ mod tests {
     #[test]
     fn f32_matches_reference() {
         check_all::<f32>(1);
+    }
+
+    /// Float outputs may be recycled buffers holding anything: every product path (outer
+    /// product, split matrix-vector, split vector-matrix, gemm, batch-parallel, broadcast
+    /// copy) must overwrite all of it. Each case first leaves a NaN-filled buffer of exactly
+    /// its output size in the pool.
+    #[test]
+    fn float_products_overwrite_recycled_outputs() {
+        let mut rng = Rng(13);
+        let cases: [Case; 6] = [
+            (1, 300, 1, 400, None, None),
+            (1, 70_000, 20, 1, None, None),
+            (1, 1, 20, 70_000, None, None),
+            (1, 256, 64, 300, None, None),
+            (4, 130, 30, 140, None, None),
+            (3, 200, 30, 120, Some(0), Some(0)),
+        ];
+        for case @ (batch, m, _, n, _, _) in cases {
+            drop(crate::array::Buffer::F32(vec![f32::NAN; batch * m * n]));
+            check_case::<f32>(&mut rng, case);
+            drop(crate::array::Buffer::F64(vec![f64::NAN; batch * m * n]));
+            check_case::<f64>(&mut rng, case);
+        }
     }
 
     #[test]

@@ -42,23 +42,45 @@ pub(crate) fn recycle(buffer: Buffer) {
 
 /// An empty `Vec` with room for at least `n` elements, reusing a pooled buffer when one fits.
 pub fn take<T: Element>(n: usize) -> Vec<T> {
-    let bytes = n * std::mem::size_of::<T>();
-    if bytes >= MIN_POOLED_BYTES {
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = |b: &Buffer| {
-            let cap = b.capacity_bytes();
-            b.dtype() == T::DTYPE && cap >= bytes && cap - bytes <= bytes / MAX_WASTE_DIVISOR
-        };
-        if let Some(i) = pool.free.iter().rposition(fits) {
-            let mut buffer = pool.free.swap_remove(i);
-            pool.bytes -= buffer.capacity_bytes();
-            drop(pool);
-            let mut v = T::take_vec(&mut buffer).expect("the dtype was checked");
+    match reuse::<T>(n) {
+        Some(mut v) => {
             v.clear();
-            return v;
+            v
         }
+        None => Vec::with_capacity(n),
     }
-    Vec::with_capacity(n)
+}
+
+/// `n` elements for a kernel that writes every one of them before anything reads them: a
+/// pooled buffer when one fits (its elements are whatever its last owner left, so nothing
+/// is written twice), otherwise `n` copies of `fill` in fresh memory.
+pub fn take_for_overwrite<T: Element>(n: usize, fill: T) -> Vec<T> {
+    match reuse::<T>(n) {
+        Some(mut v) => {
+            v.truncate(n);
+            v.resize(n, fill);
+            v
+        }
+        None => super::alloc::zeroed(n, fill),
+    }
+}
+
+/// A pooled buffer of `T` with room for `n` elements that wastes at most a quarter of itself.
+fn reuse<T: Element>(n: usize) -> Option<Vec<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    if bytes < MIN_POOLED_BYTES {
+        return None;
+    }
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    let fits = |b: &Buffer| {
+        let cap = b.capacity_bytes();
+        b.dtype() == T::DTYPE && cap >= bytes && cap - bytes <= bytes / MAX_WASTE_DIVISOR
+    };
+    let i = pool.free.iter().rposition(fits)?;
+    let mut buffer = pool.free.swap_remove(i);
+    pool.bytes -= buffer.capacity_bytes();
+    drop(pool);
+    T::take_vec(&mut buffer)
 }
 
 /// How many bytes the pool holds now.
@@ -84,5 +106,18 @@ mod tests {
         drop(Buffer::F64(again));
         let other: Vec<i64> = take(n);
         assert_ne!(other.as_ptr() as usize, ptr as usize);
+    }
+
+    #[test]
+    fn a_buffer_for_overwriting_keeps_the_old_contents_instead_of_writing_them_twice() {
+        let n = (MIN_POOLED_BYTES / 4) * 5 + 3;
+        let v: Vec<f32> = vec![2.5; n];
+        let ptr = v.as_ptr();
+        drop(Buffer::F32(v));
+        let again = take_for_overwrite(n - 1, 0f32);
+        assert_eq!((again.as_ptr(), again.len()), (ptr, n - 1));
+        assert!(again.iter().all(|&x| x == 2.5));
+        let fresh = take_for_overwrite(n + 7, 0f32);
+        assert!(fresh.len() == n + 7 && fresh.iter().all(|&x| x == 0.0));
     }
 }

@@ -1,5 +1,10 @@
 #![doc = include_str!("../README.md")]
 
+// The derives in this crate's own modules (`optim`) name it `::rjax`, as users' code does.
+extern crate self as rjax;
+
+pub mod optim;
+
 pub use rjax_macros::{
     checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, traceable,
     value_and_grad, vjp, vmap, Tree,

@@ -19,6 +19,9 @@ pub enum Error {
     Traced { op: &'static str },
     /// A traced value was used outside the trace that made it (JAX's `UnexpectedTracerError`).
     EscapedTracer,
+    /// A checkpoint could not be saved or loaded: the file, the leaf (its path in the tree)
+    /// when one is to blame, and what is wrong.
+    Checkpoint { path: String, leaf: Option<String>, problem: String },
 }
 
 impl fmt::Display for Error {
@@ -39,6 +42,12 @@ impl fmt::Display for Error {
                 "a traced value was used after the traced function that made it returned; \
                  return it from that function instead of storing it (JAX's UnexpectedTracerError)",
             ),
+            Error::Checkpoint { path, leaf: Some(leaf), problem } => {
+                write!(f, "checkpoint {path}: leaf `{leaf}`: {problem}")
+            }
+            Error::Checkpoint { path, leaf: None, problem } => {
+                write!(f, "checkpoint {path}: {problem}")
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 //! Users normally depend on the `rjax` facade crate and write `use rjax::prelude::*;`.
 
 pub mod array;
+pub mod checkpoint;
 pub mod device;
 pub mod dtype;
 pub mod error;

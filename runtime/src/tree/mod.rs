@@ -164,6 +164,43 @@ impl TreeDef {
         (0..children).fold(pos + 1, |p, _| self.subtree_end(p))
     }
 
+    /// Each leaf's path from the root, in leaf order: struct field names and sequence or
+    /// tuple positions joined by `.` (`"layers.0.w"`); `Some` adds nothing. A lone array's
+    /// path is empty.
+    ///
+    /// ```
+    /// use rjax_runtime::{jnp, tree};
+    /// let params = vec![(jnp::ones([2]), jnp::zeros([2]))];
+    /// assert_eq!(tree::structure(&params).leaf_paths(), ["0.0", "0.1"]);
+    /// ```
+    pub fn leaf_paths(&self) -> Vec<String> {
+        let mut paths = Vec::with_capacity(self.num_leaves());
+        self.collect_paths(0, &mut Vec::new(), &mut paths);
+        paths
+    }
+
+    /// Walks the subtree at `pos` with `prefix` as its path; returns the position after it.
+    fn collect_paths(&self, pos: usize, prefix: &mut Vec<String>, out: &mut Vec<String>) -> usize {
+        let labels: Vec<String> = match &self.nodes[pos] {
+            Node::Leaf => {
+                out.push(prefix.join("."));
+                return pos + 1;
+            }
+            Node::Unit | Node::Static(_) => return pos + 1,
+            Node::Tuple(n) | Node::Seq(n) => (0..*n).map(|i| i.to_string()).collect(),
+            Node::Option(false) => Vec::new(),
+            Node::Option(true) => return self.collect_paths(pos + 1, prefix, out),
+            Node::Struct { fields, .. } => fields.iter().map(|f| f.to_string()).collect(),
+        };
+        let mut next = pos + 1;
+        for label in labels {
+            prefix.push(label);
+            next = self.collect_paths(next, prefix, out);
+            prefix.pop();
+        }
+        next
+    }
+
     /// Appends another structure's nodes (a [`Tree`] implementation that holds a flattened
     /// tree uses it).
     pub fn extend(&mut self, other: &TreeDef) {

@@ -1,0 +1,347 @@
+//! Trains the README's tanh MLP on the UCI handwritten digits (bundled in `data/digits/`)
+//! with softmax cross-entropy and Adam, in a plain Rust loop around one jitted step.
+//!
+//! ```text
+//! cargo run --release --example train_digits
+//! cargo run --release --example train_digits -- --epochs 5 --batch-size 64 --learning-rate 3e-3
+//! ```
+//!
+//! Prints the test accuracy and the time per step, saves the trained parameters as a
+//! safetensors checkpoint, and draws the loss and accuracy curves to a PNG.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use rjax::optim::{self, Adam, GradientTransformation};
+use rjax::prelude::*;
+
+/// The digits, as bundled: 64 pixels (0..16) and a label per line.
+const DIGITS_CSV: &str = include_str!("../data/digits/digits.csv");
+const PIXELS: usize = 64;
+const CLASSES: usize = 10;
+
+#[derive(Parser, Debug)]
+#[command(about = "Train a tanh MLP on the UCI handwritten digits")]
+struct Args {
+    /// Passes over the training set.
+    #[arg(long, default_value_t = 40)]
+    epochs: usize,
+    /// Examples per step (the last, partial batch of an epoch is dropped).
+    #[arg(long, default_value_t = 32)]
+    batch_size: usize,
+    /// Adam's learning rate.
+    #[arg(long, default_value_t = 3e-3)]
+    learning_rate: f64,
+    /// Hidden layer widths.
+    #[arg(long, value_delimiter = ',', default_value = "128")]
+    hidden: Vec<usize>,
+    /// Seed for the split, the initialization and the shuffling.
+    #[arg(long, default_value_t = 0)]
+    seed: i64,
+    /// Where to save the trained parameters.
+    #[arg(long, default_value = "target/digits.safetensors")]
+    checkpoint: PathBuf,
+    /// Where to draw the curves.
+    #[arg(long, default_value = "target/digits_curves.png")]
+    plot: PathBuf,
+    /// Fail (exit code 1) unless the test accuracy reaches this.
+    #[arg(long)]
+    min_accuracy: Option<f32>,
+}
+
+type Params = Vec<(Array, Array)>;
+type OptState = <Adam as GradientTransformation>::State<Params>;
+
+/// Tanh hidden layers, a linear last layer: the logits.
+#[traceable]
+fn predict(params: &[(Array, Array)], inputs: &Array) -> Array {
+    let mut inputs = inputs.clone();
+    let mut outputs = inputs.clone();
+    for (w, b) in params {
+        outputs = inputs.dot(w) + b;
+        inputs = outputs.tanh();
+    }
+    outputs
+}
+
+/// Mean softmax cross-entropy of the logits against one-hot labels.
+#[traceable]
+#[value_and_grad]
+fn loss_and_grad(
+    params: &[(Array, Array)],
+    images: &Array,
+    labels: &Array,
+) -> (Array, Vec<(Array, Array)>) {
+    let log_probs = jnp::log_softmax(&predict(params, images), -1);
+    -jnp::sum_axes(&(log_probs * labels), -1, false).mean()
+}
+
+/// One Adam step on one batch, compiled once: returns the new parameters, optimizer state
+/// and the batch's loss.
+#[jit]
+fn train_step(
+    params: Params,
+    state: OptState,
+    images: &Array,
+    labels: &Array,
+    learning_rate: &Array,
+) -> (Params, OptState, Array) {
+    let (loss, grads) = loss_and_grad(&params, images, labels);
+    let optimizer = optim::adam(learning_rate);
+    let (updates, state) = optimizer.update(&grads, &state, &params);
+    (optim::apply_updates(&params, &updates), state, loss)
+}
+
+/// The fraction of `images` whose largest logit is the label.
+#[jit]
+fn accuracy(params: &[(Array, Array)], images: &Array, labels: &Array) -> Array {
+    let predicted = predict(params, images).argmax_axis(-1, false);
+    predicted.eq(labels.argmax_axis(-1, false)).astype(DType::F32).mean()
+}
+
+/// Images scaled to [0, 1] (`n x 64`) and one-hot labels (`n x 10`).
+struct Split {
+    images: Array,
+    labels: Array,
+}
+
+impl Split {
+    fn len(&self) -> usize {
+        self.images.shape()[0]
+    }
+
+    /// The examples at `rows`, in that order.
+    fn rows(&self, rows: &Array) -> Split {
+        Split { images: self.images.take(rows, Some(0)), labels: self.labels.take(rows, Some(0)) }
+    }
+}
+
+/// All 1797 digits, parsed from the bundled CSV.
+fn load_digits() -> Split {
+    let mut pixels = Vec::new();
+    let mut labels = Vec::new();
+    for (number, line) in DIGITS_CSV.lines().enumerate() {
+        let values: Vec<u8> = line
+            .split(',')
+            .map(|v| {
+                v.trim().parse().unwrap_or_else(|e| panic!("digits.csv line {}: {e}", number + 1))
+            })
+            .collect();
+        assert_eq!(values.len(), PIXELS + 1, "digits.csv line {}: expected 65 values", number + 1);
+        pixels.extend(values[..PIXELS].iter().map(|&p| f32::from(p) / 16.0));
+        labels.push(i32::from(values[PIXELS]));
+    }
+    let n = labels.len();
+    Split {
+        images: Array::from_shape_vec([n, PIXELS], pixels),
+        labels: jnp::one_hot(&Array::from_shape_vec([n], labels), CLASSES),
+    }
+}
+
+/// A fixed 80/20 split of a random permutation.
+fn train_test_split(all: &Split, key: &random::Key) -> (Split, Split) {
+    let order = random::permutation(key, all.len()).to_vec::<i32>().expect("concrete indices");
+    let n_train = all.len() * 4 / 5;
+    let take = |part: &[i32]| all.rows(&Array::from_shape_vec([part.len()], part.to_vec()));
+    (take(&order[..n_train]), take(&order[n_train..]))
+}
+
+/// Glorot-normal weights and zero biases for layer widths `sizes`.
+fn init_params(sizes: &[usize], key: &random::Key) -> Params {
+    let keys = random::split(key, sizes.len() - 1);
+    sizes
+        .windows(2)
+        .enumerate()
+        .map(|(i, io)| {
+            let w = random::init::glorot_normal().init(&keys.get(i), [io[0], io[1]]);
+            (w, jnp::zeros([io[1]]))
+        })
+        .collect()
+}
+
+/// Per-epoch curves.
+#[derive(Default)]
+struct History {
+    loss: Vec<f32>,
+    train_accuracy: Vec<f32>,
+    test_accuracy: Vec<f32>,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let key = random::key(args.seed);
+    let keys = random::split(&key, 3);
+    let (train, test) = train_test_split(&load_digits(), &keys.get(0));
+    let sizes: Vec<usize> =
+        std::iter::once(PIXELS).chain(args.hidden.iter().copied()).chain([CLASSES]).collect();
+    let mut params = init_params(&sizes, &keys.get(1));
+    let mut state = optim::adam(args.learning_rate).init(&params);
+    let steps_per_epoch = train.len() / args.batch_size;
+    if steps_per_epoch == 0 {
+        return Err(format!(
+            "--batch-size {} exceeds the {} training examples",
+            args.batch_size,
+            train.len()
+        )
+        .into());
+    }
+    println!(
+        "digits: {} train / {} test, MLP {sizes:?}, adam({}), batch {}, {} epochs",
+        train.len(),
+        test.len(),
+        args.learning_rate,
+        args.batch_size,
+        args.epochs
+    );
+
+    let bar = ProgressBar::new((args.epochs * steps_per_epoch) as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}")?);
+    let mut history = History::default();
+    let mut step_time = Duration::ZERO;
+    let mut shuffle_key = keys.get(2);
+    let learning_rate = Array::from(args.learning_rate as f32);
+    for epoch in 0..args.epochs {
+        let [next, epoch_key] = [0, 1].map(|i| random::split(&shuffle_key, 2).get(i));
+        shuffle_key = next;
+        let order = random::permutation(&epoch_key, train.len());
+        let mut epoch_loss = 0.0;
+        for step in 0..steps_per_epoch {
+            let rows = order.slice(s![step * args.batch_size..(step + 1) * args.batch_size]);
+            let batch = train.rows(&rows);
+            let start = Instant::now();
+            let (p, s, loss) =
+                train_step(params, state, &batch.images, &batch.labels, &learning_rate);
+            let loss = loss.item::<f32>()?;
+            step_time += start.elapsed();
+            (params, state) = (p, s);
+            epoch_loss += loss;
+            bar.inc(1);
+        }
+        history.loss.push(epoch_loss / steps_per_epoch as f32);
+        history.train_accuracy.push(accuracy(&params, &train.images, &train.labels).item::<f32>()?);
+        history.test_accuracy.push(accuracy(&params, &test.images, &test.labels).item::<f32>()?);
+        bar.set_message(format!(
+            "epoch {} loss {:.4} train {:.1}% test {:.1}%",
+            epoch + 1,
+            history.loss[epoch],
+            100.0 * history.train_accuracy[epoch],
+            100.0 * history.test_accuracy[epoch]
+        ));
+    }
+    bar.finish();
+
+    let steps = args.epochs * steps_per_epoch;
+    let test_accuracy = history.test_accuracy.last().copied().unwrap_or(0.0);
+    println!("test accuracy: {:.2}%", 100.0 * test_accuracy);
+    println!(
+        "time per step: {:.1} µs over {steps} steps (the first includes tracing)",
+        step_time.as_secs_f64() * 1e6 / steps.max(1) as f64
+    );
+    rjax::checkpoint::save(&args.checkpoint, &params)?;
+    let restored: Params = rjax::checkpoint::load(&args.checkpoint, &params)?;
+    let check = accuracy(&restored, &test.images, &test.labels).item::<f32>()?;
+    assert_eq!(check, test_accuracy, "the checkpoint restores the trained parameters");
+    println!("checkpoint: {}", args.checkpoint.display());
+    plot::curves(&args.plot, &history)?;
+    println!("curves: {}", args.plot.display());
+    if let Some(min) = args.min_accuracy {
+        if test_accuracy < min {
+            return Err(
+                format!("test accuracy {test_accuracy} is below --min-accuracy {min}").into()
+            );
+        }
+    }
+    Ok(())
+}
+
+mod plot {
+    //! The loss and accuracy curves, side by side, with plotters' bitmap backend.
+
+    use std::path::Path;
+
+    use plotters::prelude::*;
+
+    use super::History;
+
+    /// Fonts tried for the labels; without one the charts are drawn unlabelled.
+    const FONTS: [&str; 3] = [
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/TTF/DejaVuSans.ttf",
+        "/Library/Fonts/Arial Unicode.ttf",
+    ];
+
+    /// Registers the first font found as plotters' sans-serif; whether one was.
+    fn register_font() -> bool {
+        let Some(bytes) = FONTS.iter().find_map(|path| std::fs::read(path).ok()) else {
+            return false;
+        };
+        // plotters keeps fonts for the life of the program.
+        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
+    }
+
+    pub fn curves(path: &Path, history: &History) -> Result<(), Box<dyn std::error::Error>> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let labelled = register_font();
+        let root = BitMapBackend::new(path, (1000, 400)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (left, right) = root.split_horizontally(500);
+        let epochs = history.loss.len().max(1) as f32;
+        let max_loss = history.loss.iter().copied().fold(0.0f32, f32::max).max(1e-3);
+        let series =
+            |v: &[f32]| v.iter().enumerate().map(|(i, &y)| (i as f32 + 1.0, y)).collect::<Vec<_>>();
+
+        let mut loss = chart(&left, labelled, "training loss", 0.0..max_loss * 1.05, epochs)?;
+        loss.draw_series(LineSeries::new(series(&history.loss), &BLUE))?;
+
+        let mut acc = chart(&right, labelled, "accuracy", 0.0..1.0, epochs)?;
+        for (name, values, color) in
+            [("train", &history.train_accuracy, BLUE), ("test", &history.test_accuracy, RED)]
+        {
+            let drawn = acc.draw_series(LineSeries::new(series(values), color))?;
+            if labelled {
+                drawn
+                    .label(name)
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color));
+            }
+        }
+        if labelled {
+            acc.configure_series_labels().position(SeriesLabelPosition::LowerRight).draw()?;
+        }
+        root.present()?;
+        Ok(())
+    }
+
+    type Chart<'a> = ChartContext<
+        'a,
+        BitMapBackend<'a>,
+        Cartesian2d<plotters::coord::types::RangedCoordf32, plotters::coord::types::RangedCoordf32>,
+    >;
+
+    fn chart<'a>(
+        area: &DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>,
+        labelled: bool,
+        title: &str,
+        y: std::ops::Range<f32>,
+        epochs: f32,
+    ) -> Result<Chart<'a>, Box<dyn std::error::Error>> {
+        let mut builder = ChartBuilder::on(area);
+        builder.margin(15).x_label_area_size(30).y_label_area_size(45);
+        if labelled {
+            builder.caption(title, ("sans-serif", 20));
+        }
+        let mut chart = builder.build_cartesian_2d(1.0f32..epochs.max(2.0), y)?;
+        let mut mesh = chart.configure_mesh();
+        if labelled {
+            mesh.x_desc("epoch");
+        } else {
+            mesh.disable_x_mesh().disable_y_mesh().x_labels(0).y_labels(0);
+        }
+        mesh.draw()?;
+        Ok(chart)
+    }
+}

@@ -171,6 +171,20 @@ struct History {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    let history = train(&args)?;
+    let test_accuracy = history.test_accuracy.last().copied().unwrap_or(0.0);
+    if let Some(min) = args.min_accuracy {
+        if test_accuracy < min {
+            return Err(
+                format!("test accuracy {test_accuracy} is below --min-accuracy {min}").into()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Trains as `args` say, prints the results, saves the checkpoint and the curves.
+fn train(args: &Args) -> Result<History, Box<dyn std::error::Error>> {
     let key = random::key(args.seed);
     let keys = random::split(&key, 3);
     let (train, test) = train_test_split(&load_digits(), &keys.get(0));
@@ -178,14 +192,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::iter::once(PIXELS).chain(args.hidden.iter().copied()).chain([CLASSES]).collect();
     let mut params = init_params(&sizes, &keys.get(1));
     let mut state = optim::adam(args.learning_rate).init(&params);
-    let steps_per_epoch = train.len() / args.batch_size;
+    let steps_per_epoch = train.len() / args.batch_size.max(1);
     if steps_per_epoch == 0 {
-        return Err(format!(
-            "--batch-size {} exceeds the {} training examples",
+        let msg = format!(
+            "--batch-size {} does not fit the {} training examples",
             args.batch_size,
             train.len()
-        )
-        .into());
+        );
+        return Err(msg.into());
     }
     println!(
         "digits: {} train / {} test, MLP {sizes:?}, adam({}), batch {}, {} epochs",
@@ -239,6 +253,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "time per step: {:.1} µs over {steps} steps (the first includes tracing)",
         step_time.as_secs_f64() * 1e6 / steps.max(1) as f64
     );
+    if let Some(dir) = args.checkpoint.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
     rjax::checkpoint::save(&args.checkpoint, &params)?;
     let restored: Params = rjax::checkpoint::load(&args.checkpoint, &params)?;
     let check = accuracy(&restored, &test.images, &test.labels).item::<f32>()?;
@@ -246,14 +263,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("checkpoint: {}", args.checkpoint.display());
     plot::curves(&args.plot, &history)?;
     println!("curves: {}", args.plot.display());
-    if let Some(min) = args.min_accuracy {
-        if test_accuracy < min {
-            return Err(
-                format!("test accuracy {test_accuracy} is below --min-accuracy {min}").into()
-            );
-        }
+    Ok(history)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A short run (what CI affords): the loss falls and the test accuracy passes 90%.
+    #[test]
+    fn a_few_epochs_learn_the_digits() {
+        let dir = std::env::temp_dir().join(format!("rjax-train-digits-{}", std::process::id()));
+        let args = Args::parse_from([
+            "train_digits",
+            "--epochs",
+            "4",
+            "--checkpoint",
+            dir.join("digits.safetensors").to_str().unwrap(),
+            "--plot",
+            dir.join("curves.png").to_str().unwrap(),
+        ]);
+        let history = train(&args).unwrap();
+        assert!(history.loss[3] < 0.5 * history.loss[0], "the loss falls: {:?}", history.loss);
+        let accuracy = history.test_accuracy[3];
+        assert!(accuracy >= 0.9, "test accuracy {accuracy} after 4 epochs");
+        assert!(dir.join("digits.safetensors").exists() && dir.join("curves.png").exists());
+        std::fs::remove_dir_all(dir).unwrap();
     }
-    Ok(())
 }
 
 mod plot {

@@ -17,10 +17,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rjax::optim::{self, Adam, GradientTransformation};
 use rjax::prelude::*;
 
-/// The digits, as bundled: 64 pixels (0..16) and a label per line.
-const DIGITS_CSV: &str = include_str!("../data/digits/digits.csv");
-const PIXELS: usize = 64;
-const CLASSES: usize = 10;
+#[path = "common/digits.rs"]
+mod digits;
+
+use digits::{
+    accuracy, init_params, load_digits, predict, train_test_split, Params, CLASSES, PIXELS,
+};
 
 #[derive(Parser, Debug)]
 #[command(about = "Train a tanh MLP on the UCI handwritten digits")]
@@ -51,20 +53,7 @@ struct Args {
     min_accuracy: Option<f32>,
 }
 
-type Params = Vec<(Array, Array)>;
 type OptState = <Adam as GradientTransformation>::State<Params>;
-
-/// Tanh hidden layers, a linear last layer: the logits.
-#[traceable]
-fn predict(params: &[(Array, Array)], inputs: &Array) -> Array {
-    let mut inputs = inputs.clone();
-    let mut outputs = inputs.clone();
-    for (w, b) in params {
-        outputs = inputs.dot(w) + b;
-        inputs = outputs.tanh();
-    }
-    outputs
-}
 
 /// Mean softmax cross-entropy of the logits against one-hot labels.
 #[traceable]
@@ -92,73 +81,6 @@ fn train_step(
     let optimizer = optim::adam(learning_rate);
     let (updates, state) = optimizer.update(&grads, &state, &params);
     (optim::apply_updates(&params, &updates), state, loss)
-}
-
-/// The fraction of `images` whose largest logit is the label.
-#[jit]
-fn accuracy(params: &[(Array, Array)], images: &Array, labels: &Array) -> Array {
-    let predicted = predict(params, images).argmax_axis(-1, false);
-    predicted.eq(labels.argmax_axis(-1, false)).astype(DType::F32).mean()
-}
-
-/// Images scaled to [0, 1] (`n x 64`) and one-hot labels (`n x 10`).
-struct Split {
-    images: Array,
-    labels: Array,
-}
-
-impl Split {
-    fn len(&self) -> usize {
-        self.images.shape()[0]
-    }
-
-    /// The examples at `rows`, in that order.
-    fn rows(&self, rows: &Array) -> Split {
-        Split { images: self.images.take(rows, Some(0)), labels: self.labels.take(rows, Some(0)) }
-    }
-}
-
-/// All 1797 digits, parsed from the bundled CSV.
-fn load_digits() -> Split {
-    let mut pixels = Vec::new();
-    let mut labels = Vec::new();
-    for (number, line) in DIGITS_CSV.lines().enumerate() {
-        let values: Vec<u8> = line
-            .split(',')
-            .map(|v| {
-                v.trim().parse().unwrap_or_else(|e| panic!("digits.csv line {}: {e}", number + 1))
-            })
-            .collect();
-        assert_eq!(values.len(), PIXELS + 1, "digits.csv line {}: expected 65 values", number + 1);
-        pixels.extend(values[..PIXELS].iter().map(|&p| f32::from(p) / 16.0));
-        labels.push(i32::from(values[PIXELS]));
-    }
-    let n = labels.len();
-    Split {
-        images: Array::from_shape_vec([n, PIXELS], pixels),
-        labels: jnp::one_hot(&Array::from_shape_vec([n], labels), CLASSES),
-    }
-}
-
-/// A fixed 80/20 split of a random permutation.
-fn train_test_split(all: &Split, key: &random::Key) -> (Split, Split) {
-    let order = random::permutation(key, all.len()).to_vec::<i32>().expect("concrete indices");
-    let n_train = all.len() * 4 / 5;
-    let take = |part: &[i32]| all.rows(&Array::from_shape_vec([part.len()], part.to_vec()));
-    (take(&order[..n_train]), take(&order[n_train..]))
-}
-
-/// Glorot-normal weights and zero biases for layer widths `sizes`.
-fn init_params(sizes: &[usize], key: &random::Key) -> Params {
-    let keys = random::split(key, sizes.len() - 1);
-    sizes
-        .windows(2)
-        .enumerate()
-        .map(|(i, io)| {
-            let w = random::init::glorot_normal().init(&keys.get(i), [io[0], io[1]]);
-            (w, jnp::zeros([io[1]]))
-        })
-        .collect()
 }
 
 /// Per-epoch curves.

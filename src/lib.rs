@@ -6,7 +6,7 @@ extern crate self as rjax;
 pub mod optim;
 
 pub use rjax_macros::{
-    checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, traceable,
+    checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, pmap, traceable,
     value_and_grad, vjp, vmap, Tree,
 };
 pub use rjax_runtime::*;
@@ -24,8 +24,8 @@ macro_rules! debug_print {
 /// `tree`, and the attributes.
 pub mod prelude {
     pub use rjax_macros::{
-        checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, traceable,
-        value_and_grad, vjp, vmap, Tree,
+        checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, pmap,
+        traceable, value_and_grad, vjp, vmap, Tree,
     };
     pub use rjax_runtime::prelude::*;
 }

@@ -55,6 +55,16 @@ pub fn vmap(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "vmap")
 }
 
+/// `jax.pmap`: like [`macro@vmap`] (the same `in_axes`, `out_axes` and `axis_name`), with the
+/// mapped axis spread over devices: the function is traced once and runs on one device per
+/// member of the axis, each on its own thread, with collectives (`lax::psum`, `pmean`,
+/// `all_gather`, `psum_scatter`, `ppermute`, `axis_index`) exchanging values between them.
+/// The axis may not be larger than the device count (`RJAX_CPU_DEVICES` virtual CPU devices).
+#[proc_macro_attribute]
+pub fn pmap(attr: TokenStream, item: TokenStream) -> TokenStream {
+    entry(attr, item, "pmap")
+}
+
 /// `jax.grad`: the body is the function being differentiated, the signature the gradient's.
 ///
 /// `#[grad(argnums = 1)]` differentiates with respect to parameter 1 (default 0); a tuple

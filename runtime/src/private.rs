@@ -16,7 +16,7 @@ pub mod ad {
 
 /// The batching transform `#[vmap]` calls.
 pub mod batch {
-    pub use crate::transform::batch::api::{vmap, BatchAxes, Vmap};
+    pub use crate::transform::batch::api::{pmap, vmap, BatchAxes, Vmap};
 }
 
 use crate::array::Array;

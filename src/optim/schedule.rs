@@ -110,7 +110,7 @@ pub fn exponential_decay(
             p = p.floor();
         }
         let decayed = jnp::pow(decay_rate, &p) * init_value;
-        let mut value = jnp::where_(&count.le(0.0), jnp::full_like(&decayed, init_value), &decayed);
+        let mut value = jnp::where_(count.le(0.0), jnp::full_like(&decayed, init_value), &decayed);
         if let Some(end) = end_value {
             value = if decay_rate < 1.0 {
                 jnp::maximum(&value, end)
@@ -180,7 +180,7 @@ pub fn join_schedules(schedules: Vec<Schedule>, boundaries: Vec<u32>) -> Schedul
         for (schedule, &boundary) in schedules[1..].iter().zip(&boundaries) {
             let boundary = i64::from(boundary);
             let later = schedule.at(&(count - boundary));
-            value = jnp::where_(&count.lt(boundary), &value, &later);
+            value = jnp::where_(count.lt(boundary), &value, &later);
         }
         value
     })

@@ -18,7 +18,7 @@ fn bias_correction(moment: &Array, decay: f64, count: &Array) -> Array {
 
 /// `count + 1`, stopping at `i32::MAX` instead of wrapping (Optax's `safe_increment`).
 fn increment(count: &Array) -> Array {
-    jnp::where_(&count.lt(i32::MAX), count + 1, count)
+    jnp::where_(count.lt(i32::MAX), count + 1, count)
 }
 
 fn zero_count() -> Array {
@@ -165,7 +165,7 @@ impl GradientTransformation for ScaleByRss {
     ) -> (P, ScaleByRssState<P>) {
         let sum_of_squares = tree::map2(updates, &state.sum_of_squares, |g, s| g.square() + s);
         let scaled = tree::map2(updates, &sum_of_squares, |g, s| {
-            let inv = jnp::where_(&s.gt(0.0), (s + self.eps).rsqrt(), jnp::zeros_like(s));
+            let inv = jnp::where_(s.gt(0.0), (s + self.eps).rsqrt(), jnp::zeros_like(s));
             inv * g
         });
         (scaled, ScaleByRssState { sum_of_squares })

@@ -318,7 +318,7 @@ pub fn refuse_transform_arg(at: &dyn ToTokens, attr: &str) -> syn::Error {
         "jacfwd" | "jacrev" | "hessian" => "`argnums = 0`",
         "custom_jvp" => "`jvp = rule_function`",
         "custom_vjp" => "`fwd = fwd_function, bwd = bwd_function`",
-        "vmap" => "`in_axes = (None, 0, ..)`, `out_axes = 0` and `axis_name = \"i\"`",
+        "vmap" | "pmap" => "`in_axes = (None, 0, ..)`, `out_axes = 0` and `axis_name = \"i\"`",
         _ => "no arguments",
     };
     err(at, format!("`#[{attr}]` does not take `{}`; it takes {takes}", code(at)))

@@ -206,8 +206,9 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
             };
             let closure = closure(&traced, layer_expr(inner, view.clone(), body)?);
             let flats = flats(&traced);
+            let map = if args.parallel { quote!(pmap) } else { quote!(vmap) };
             Ok(quote_spanned! {span=>
-                ::rjax::__private::batch::vmap(
+                ::rjax::__private::batch::#map(
                     ::rjax::__private::batch::Vmap {
                         names: #names,
                         in_axes: &[#(#in_axes),*],

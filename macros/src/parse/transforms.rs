@@ -30,16 +30,20 @@ pub enum Transform {
     CustomJvp { rule: syn::Path },
     /// `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)]`: reverse mode by the user's two passes.
     CustomVjp { fwd: syn::Path, bwd: syn::Path },
-    /// `#[vmap(in_axes = .., out_axes = .., axis_name = "i")]`.
+    /// `#[vmap(in_axes = .., out_axes = .., axis_name = "i")]`, or `#[pmap(..)]` (the same
+    /// arguments, mapped over devices).
     Vmap(Box<VmapArgs>),
 }
 
-/// The arguments of `#[vmap]`; absent axes default to 0 for every parameter and output.
+/// The arguments of `#[vmap]` and `#[pmap]`; absent axes default to 0 for every parameter
+/// and output.
 #[derive(Clone)]
 pub struct VmapArgs {
     pub in_axes: Option<AxesSpec>,
     pub out_axes: Option<AxesSpec>,
     pub axis_name: Option<syn::LitStr>,
+    /// `#[pmap]`: the mapped axis is spread over devices.
+    pub parallel: bool,
 }
 
 /// An `in_axes` / `out_axes` expression: `None`, an axis (`0`, `-1`), or a tuple of them,
@@ -105,6 +109,7 @@ const TRANSFORMS: &[&str] = &[
     "custom_jvp",
     "custom_vjp",
     "vmap",
+    "pmap",
 ];
 
 /// Whether an attribute is one of rjax's transforms (`#[grad]`, `#[rjax::grad(..)]`).
@@ -122,7 +127,9 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
     let mut argnums: Option<Argnums> = None;
     let mut has_aux = false;
     let mut functions: Vec<(String, syn::Path)> = Vec::new();
-    let mut vmap = VmapArgs { in_axes: None, out_axes: None, axis_name: None };
+    let parallel = name == "pmap";
+    let mut vmap = VmapArgs { in_axes: None, out_axes: None, axis_name: None, parallel };
+    let maps = name == "vmap" || parallel;
     for meta in &metas {
         let key = meta.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
         match (key.as_str(), meta) {
@@ -137,13 +144,13 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
             ("fwd" | "bwd", Meta::NameValue(nv)) if name == "custom_vjp" => {
                 functions.push((key.clone(), parse_path(&nv.value)?));
             }
-            ("in_axes", Meta::NameValue(nv)) if name == "vmap" => {
+            ("in_axes", Meta::NameValue(nv)) if maps => {
                 vmap.in_axes = Some(parse_axes(&nv.value)?);
             }
-            ("out_axes", Meta::NameValue(nv)) if name == "vmap" => {
+            ("out_axes", Meta::NameValue(nv)) if maps => {
                 vmap.out_axes = Some(parse_axes(&nv.value)?);
             }
-            ("axis_name", Meta::NameValue(nv)) if name == "vmap" => {
+            ("axis_name", Meta::NameValue(nv)) if maps => {
                 vmap.axis_name = Some(parse_str(&nv.value)?);
             }
             _ => return Err(check::refuse_transform_arg(meta, name)),
@@ -158,7 +165,7 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
         "jvp" => Transform::Jvp,
         "vjp" => Transform::Vjp,
         "checkpoint" => Transform::Checkpoint,
-        "vmap" => Transform::Vmap(Box::new(vmap)),
+        "vmap" | "pmap" => Transform::Vmap(Box::new(vmap)),
         "custom_jvp" | "custom_vjp" => custom(name, functions, &args, span)?,
         jac => {
             let kind = match jac {

@@ -149,6 +149,11 @@ impl Array {
         self.device
     }
 
+    /// The same array placed on `device` (host devices share memory: nothing is copied).
+    pub(crate) fn on_device(&self, device: Device) -> Array {
+        Array { device, ..self.clone() }
+    }
+
     /// The underlying buffer.
     ///
     /// Panics for a traced array, which has no values yet (JAX's `ConcretizationTypeError`).

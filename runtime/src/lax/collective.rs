@@ -4,7 +4,9 @@
 
 use crate::array::Array;
 use crate::jnp::{self, ArrayLike};
-use crate::primitives::{bind1, AllGather, AxisIndex, Collective, CollectiveOp};
+use crate::primitives::{
+    bind1, AllGather, AxisIndex, Collective, CollectiveOp, Ppermute, PsumScatter,
+};
 use crate::transform::axes;
 
 /// The axis names a collective reduces over: one name (`"i"`) or several (`["i", "j"]`).
@@ -94,4 +96,44 @@ pub fn all_gather(x: impl ArrayLike, axis_name: &str) -> Array {
 pub fn axis_index(axis_name: &str) -> Array {
     axes::require("axis_index", axis_name);
     bind1(&AxisIndex { axis_name: axis_name.to_string() }, &[])
+}
+
+/// Sums `x` over the members of `axis_name` and gives member `i` row `i` of the sum
+/// (`jax.lax.psum_scatter(x, axis_name)`): `x`'s leading axis must have the axis' size.
+#[track_caller]
+pub fn psum_scatter(x: impl ArrayLike, axis_name: &str) -> Array {
+    let size = axes::require("psum_scatter", axis_name);
+    let x = x.into_array();
+    if x.shape().first() != Some(&size) {
+        panic!(
+            "psum_scatter: the operand's leading axis must have the size {size} of axis \
+             `{axis_name}`, got shape {:?}",
+            x.shape()
+        );
+    }
+    bind1(&PsumScatter { axis_name: axis_name.to_string(), size }, &[&x])
+}
+
+/// Sends member `src`'s `x` to member `dst` for each `(src, dst)` in `perm`; members no pair
+/// sends to get zeros (`jax.lax.ppermute`).
+///
+/// # Panics
+/// When a member appears twice as a source or twice as a destination, or is out of range.
+#[track_caller]
+pub fn ppermute(x: impl ArrayLike, axis_name: &str, perm: &[(usize, usize)]) -> Array {
+    let size = axes::require("ppermute", axis_name);
+    let mut sources = vec![false; size];
+    let mut targets = vec![false; size];
+    for &(src, dst) in perm {
+        if src >= size || dst >= size {
+            panic!("ppermute: the pair ({src}, {dst}) is out of range for axis `{axis_name}` of size {size}");
+        }
+        if std::mem::replace(&mut sources[src], true) || std::mem::replace(&mut targets[dst], true)
+        {
+            panic!(
+                "ppermute: perm {perm:?} is not a permutation: a member sends or receives twice"
+            );
+        }
+    }
+    bind1(&Ppermute { axis_name: axis_name.to_string(), perm: perm.to_vec() }, &[&x.into_array()])
 }

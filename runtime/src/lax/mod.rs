@@ -12,5 +12,7 @@ mod loops;
 
 pub use crate::transform::ad::custom::stop_gradient;
 pub use branch::{cond, switch};
-pub use collective::{all_gather, axis_index, pmax, pmean, pmin, psum, AxisNames};
+pub use collective::{
+    all_gather, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter, AxisNames,
+};
 pub use loops::{fori_loop, while_loop};

@@ -1,15 +1,17 @@
-//! Collectives over named axes: `psum`/`pmax`/`pmin`, `all_gather` and `axis_index`. They
-//! mean something only inside a transform that binds the axis (`vmap` with an `axis_name`,
-//! later `pmap`); under `vmap` their batching rules turn them into ordinary reductions over
-//! the batch axis, as JAX's do.
+//! Collectives over named axes: `psum`/`pmax`/`pmin`, `all_gather`, `psum_scatter`,
+//! `ppermute` and `axis_index`. They mean something only inside a transform that binds the
+//! axis: under `vmap` their batching rules turn them into ordinary operations over the batch
+//! axis, as JAX's do; on the devices of a `pmap` they are evaluated by exchanging values
+//! between the device threads (`device::spmd`).
 
 use super::{bind1, expect_arity, tuple, Aval, Primitive};
 use super::{Gather, IndexMode, Iota, Reduce, ReduceOp};
 use crate::array::Array;
+use crate::device::spmd;
 use crate::dtype::DType;
 use crate::transform::ad::ops::{self, linear_jvp, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
-use crate::transform::batch::ops::{one, to_dim, Batched};
+use crate::transform::batch::ops::{lane, move_axis, one, stack, to_dim, Batched};
 use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// How a reducing collective combines the values along its axes.
@@ -72,8 +74,16 @@ impl Primitive for Collective {
         Ok(vec![inputs[0].clone()])
     }
 
-    fn eval(&self, _inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
-        unbound(&self.name(), &self.axes)
+    /// On pmap's devices: combines the members' values over each axis in turn.
+    fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
+        let mut value = inputs[0].clone();
+        for axis in &self.axes {
+            let Some((_, values)) = spmd::exchange(axis, value) else {
+                unbound(&self.name(), &self.axes)
+            };
+            value = combine(self.op, &values);
+        }
+        vec![value]
     }
 
     fn uses_axis(&self, name: &str) -> bool {
@@ -128,6 +138,17 @@ impl Primitive for Collective {
     }
 }
 
+/// The members' values combined by `op`, in member order (the same on every member).
+fn combine(op: CollectiveOp, values: &[Array]) -> Array {
+    let binary = match op {
+        CollectiveOp::Sum => super::BinaryOp::Add,
+        CollectiveOp::Max => super::BinaryOp::Max,
+        CollectiveOp::Min => super::BinaryOp::Min,
+    };
+    let (first, rest) = values.split_first().expect("an axis has at least one member");
+    rest.iter().fold(first.clone(), |acc, v| bind1(&binary, &[&acc, v]))
+}
+
 /// `all_gather(x, axis_name)`: every member gets the stack of all members' values, along a
 /// new leading axis of the axis' size.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -152,8 +173,11 @@ impl Primitive for AllGather {
         Ok(vec![Aval { shape, ..inputs[0].clone() }])
     }
 
-    fn eval(&self, _inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
-        unbound("all_gather", std::slice::from_ref(&self.axis_name))
+    fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
+        match spmd::exchange(&self.axis_name, inputs[0].clone()) {
+            Some((_, values)) => vec![stack(&values)],
+            None => unbound("all_gather", std::slice::from_ref(&self.axis_name)),
+        }
     }
 
     fn uses_axis(&self, name: &str) -> bool {
@@ -214,7 +238,10 @@ impl Primitive for AxisIndex {
     }
 
     fn eval(&self, _inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
-        unbound("axis_index", std::slice::from_ref(&self.axis_name))
+        match spmd::axis_index(&self.axis_name) {
+            Some(i) => vec![Array::from(i as i32)],
+            None => unbound("axis_index", std::slice::from_ref(&self.axis_name)),
+        }
     }
 
     fn uses_axis(&self, name: &str) -> bool {
@@ -231,5 +258,164 @@ impl Primitive for AxisIndex {
         }
         let iota = Iota { dtype: DType::I32, shape: vec![axis.size], dimension: 0 };
         one(bind1(&iota, &[]), Some(0))
+    }
+}
+
+/// `psum_scatter(x, axis_name)`: the members' `x` (whose leading axis has the axis' size)
+/// summed, and member `i` keeps row `i` of the sum (JAX's `psum_scatter` with
+/// `scatter_dimension=0, tiled=False`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PsumScatter {
+    pub axis_name: String,
+    pub size: usize,
+}
+
+impl Primitive for PsumScatter {
+    fn name(&self) -> String {
+        "psum_scatter".to_string()
+    }
+
+    fn params(&self) -> String {
+        format!("axis_name={} axis_size={}", self.axis_name, self.size)
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        let x = &inputs[0];
+        if x.shape.first() != Some(&self.size) || x.dtype.is_bool() {
+            return Err(format!(
+                "the operand must be numeric with a leading axis of the axis size {}, got {x}",
+                self.size
+            ));
+        }
+        Ok(vec![Aval { shape: x.shape[1..].to_vec(), ..x.clone() }])
+    }
+
+    fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
+        let Some((me, values)) = spmd::exchange(&self.axis_name, inputs[0].clone()) else {
+            unbound("psum_scatter", std::slice::from_ref(&self.axis_name))
+        };
+        vec![lane(&combine(CollectiveOp::Sum, &values), Some(0), me)]
+    }
+
+    fn uses_axis(&self, name: &str) -> bool {
+        self.axis_name == name
+    }
+
+    fn always_traced(&self) -> bool {
+        true
+    }
+
+    /// Over the mapped axis: the sum over the batch, whose row `i` is example `i`'s result.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let x = &args[0];
+        if !axis.is(&self.axis_name) {
+            let front = to_dim(x, dims[0], 1, axis.size);
+            let moved = if dims[0].is_some() { bind1(self, &[&front]) } else { bind1(self, &[x]) };
+            return one(moved, dims[0].map(|_| 0));
+        }
+        let summed = match dims[0] {
+            Some(d) => bind1(&Reduce { op: ReduceOp::Sum, axes: vec![d] }, &[x]),
+            None => ops::scale(x, axis.size as f64),
+        };
+        one(summed, Some(0))
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    /// Member `j`'s row `i` reaches member `i`: the cotangent is every member's cotangent,
+    /// gathered.
+    fn transpose(&self, cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let gather = AllGather { axis_name: self.axis_name.clone(), size: self.size };
+        Ok(vec![single_ct(cts).map(|ct| bind1(&gather, &[ct]))])
+    }
+}
+
+/// `ppermute(x, axis_name, perm)`: member `dst` gets member `src`'s `x` for each
+/// `(src, dst)` pair, and zeros if no pair sends to it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ppermute {
+    pub axis_name: String,
+    pub perm: Vec<(usize, usize)>,
+}
+
+impl Ppermute {
+    fn source_of(&self, dst: usize) -> Option<usize> {
+        self.perm.iter().find(|(_, d)| *d == dst).map(|(s, _)| *s)
+    }
+}
+
+impl Primitive for Ppermute {
+    fn name(&self) -> String {
+        "ppermute".to_string()
+    }
+
+    fn params(&self) -> String {
+        format!("axis_name={} perm={:?}", self.axis_name, self.perm)
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        expect_arity(inputs, 1)?;
+        Ok(vec![inputs[0].clone()])
+    }
+
+    fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
+        let Some((me, values)) = spmd::exchange(&self.axis_name, inputs[0].clone()) else {
+            unbound("ppermute", std::slice::from_ref(&self.axis_name))
+        };
+        let out = match self.source_of(me) {
+            Some(src) => values[src].clone(),
+            None => ops::zeros(&inputs[0].aval()),
+        };
+        vec![out]
+    }
+
+    fn uses_axis(&self, name: &str) -> bool {
+        self.axis_name == name
+    }
+
+    fn always_traced(&self) -> bool {
+        true
+    }
+
+    /// Over the mapped axis: example `dst` of the result is example `src` of the operand.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let x = &args[0];
+        if !axis.is(&self.axis_name) {
+            return one(bind1(self, &[x]), dims[0]);
+        }
+        let zero = ops::zeros(&lane(x, dims[0], 0).aval());
+        let lanes: Vec<Array> = (0..axis.size)
+            .map(|dst| match self.source_of(dst) {
+                Some(src) => lane(x, dims[0], src),
+                None => zero.clone(),
+            })
+            .collect();
+        let out =
+            if lanes.is_empty() { move_axis(x, dims[0].unwrap_or(0), 0) } else { stack(&lanes) };
+        one(out, Some(0))
+    }
+
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        linear_jvp(self, primals, tangents)
+    }
+
+    /// The inverse permutation carries the cotangents back.
+    fn transpose(&self, cts: &[Tangent], _args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let inverse = Ppermute {
+            axis_name: self.axis_name.clone(),
+            perm: self.perm.iter().map(|&(s, d)| (d, s)).collect(),
+        };
+        Ok(vec![single_ct(cts).map(|ct| bind1(&inverse, &[ct]))])
     }
 }

@@ -1,4 +1,5 @@
-//! `vmap` over pytrees: what `#[vmap(in_axes = .., out_axes = .., axis_name = ..)]` calls.
+//! `vmap` and `pmap` over pytrees: what `#[vmap(in_axes = .., out_axes = .., axis_name = ..)]`
+//! and `#[pmap(..)]` call.
 //!
 //! The function is traced once on one example's avals (each mapped leaf without its mapped
 //! axis), with the axis name bound for collectives, and the program is run by the batching
@@ -38,32 +39,10 @@ pub struct Vmap<'a> {
 /// `jax.vmap`: `body` mapped over the axes of `params` that `spec.in_axes` names.
 #[track_caller]
 pub fn vmap<R: Tree>(spec: Vmap<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R) -> Flat {
-    assert_eq!(spec.in_axes.len(), params.len(), "vmap: one in_axes entry per traced parameter");
-    let mut dims: Vec<BatchDim> = Vec::new();
-    for (i, p) in params.iter().enumerate() {
-        let name = spec.names.get(i).copied().unwrap_or("?");
-        let axes = leaf_axes(&spec.in_axes[i], &p.def)
-            .unwrap_or_else(|e| panic!("vmap: in_axes for argument `{name}` {e}"));
-        for (leaf, axis) in p.leaves.iter().zip(axes) {
-            dims.push(
-                axis.map(|a| normalize(a, leaf.ndim(), || format!("argument `{name}`"), leaf)),
-            );
-        }
-    }
+    let (mut dims, size) = mapped_dims("vmap", &spec, &params);
     let leaves: Vec<&Array> = params.iter().flat_map(|p| &p.leaves).collect();
-    let size = mapped_size(&spec, &params, &dims);
     let axis = BatchAxis { size, name: spec.axis_name.map(str::to_string) };
-    let example: Vec<Aval> = leaves
-        .iter()
-        .zip(&dims)
-        .map(|(x, d)| {
-            let mut aval = x.aval();
-            if let Some(d) = d {
-                aval.shape.remove(*d);
-            }
-            aval
-        })
-        .collect();
+    let example = example_avals(&leaves, &dims);
     let traced = with_axis_name(spec.axis_name, size, || trace_params(&params, &example, body));
     let mut args: Vec<Array> = leaves.into_iter().cloned().collect();
     args.extend(traced.captured.iter().cloned());
@@ -80,6 +59,99 @@ pub fn vmap<R: Tree>(spec: Vmap<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Fl
         .map(|(k, ((x, d), want))| place_output(x, d, want, size, k))
         .collect();
     Flat { leaves, def: out_def }
+}
+
+/// The mapped axis of every leaf of `params` (as a position), and the axis size; panics
+/// naming the argument when an axis is out of range or the sizes disagree.
+#[track_caller]
+fn mapped_dims(op: &str, spec: &Vmap<'_>, params: &[Flat]) -> (Vec<BatchDim>, usize) {
+    assert_eq!(spec.in_axes.len(), params.len(), "{op}: one in_axes entry per traced parameter");
+    let mut dims: Vec<BatchDim> = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        let name = spec.names.get(i).copied().unwrap_or("?");
+        let axes = leaf_axes(&spec.in_axes[i], &p.def)
+            .unwrap_or_else(|e| panic!("{op}: in_axes for argument `{name}` {e}"));
+        for (leaf, axis) in p.leaves.iter().zip(axes) {
+            dims.push(
+                axis.map(|a| normalize(op, a, leaf.ndim(), || format!("argument `{name}`"), leaf)),
+            );
+        }
+    }
+    let size = mapped_size(op, spec, params, &dims);
+    (dims, size)
+}
+
+/// One example's (or one device's shard's) avals: each leaf without its mapped axis.
+fn example_avals(leaves: &[&Array], dims: &[BatchDim]) -> Vec<Aval> {
+    leaves
+        .iter()
+        .zip(dims)
+        .map(|(x, d)| {
+            let mut aval = x.aval();
+            if let Some(d) = d {
+                aval.shape.remove(*d);
+            }
+            aval
+        })
+        .collect()
+}
+
+/// The name a `pmap` without `axis_name` binds: no collective can name it.
+const UNNAMED_PMAP_AXIS: &str = "<pmap axis>";
+
+/// `jax.pmap`: `body` run on one device per member of the mapped axis of `params`, each on
+/// its own thread, with collectives over `spec.axis_name` between the devices. The body is
+/// traced once, on one shard's avals; the outputs are the devices' results stacked along
+/// `out_axes`.
+#[track_caller]
+pub fn pmap<R: Tree>(spec: Vmap<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R) -> Flat {
+    let (mut dims, size) = mapped_dims("pmap", &spec, &params);
+    let available = crate::device::spmd::available_devices();
+    if size > available {
+        panic!(
+            "pmap: the mapped axis has size {size}, but only {available} devices are available \
+             here; set RJAX_CPU_DEVICES={size} (or call rjax::device::set_cpu_device_count({size}) \
+             before using devices) for more virtual CPU devices"
+        );
+    }
+    let leaves: Vec<&Array> = params.iter().flat_map(|p| &p.leaves).collect();
+    let example = example_avals(&leaves, &dims);
+    let axis_name = spec.axis_name.unwrap_or(UNNAMED_PMAP_AXIS);
+    let traced = axes::with_axis(axis_name, size, || trace_params(&params, &example, body));
+    let mut args: Vec<Array> = leaves.into_iter().cloned().collect();
+    args.extend(traced.captured.iter().cloned());
+    dims.resize(args.len(), None);
+    let out_def = traced.extra;
+    let wanted = leaf_axes(spec.out_axes, &out_def)
+        .unwrap_or_else(|e| panic!("pmap: out_axes {e} (the function's output)"));
+    let shard_outs = traced.program.output_avals();
+    let out_axes = wanted
+        .iter()
+        .zip(&shard_outs)
+        .enumerate()
+        .map(|(k, (want, aval))| {
+            want.map(|a| {
+                let r = aval.shape.len() as isize + 1;
+                if a < -r || a >= r {
+                    panic!(
+                        "pmap: out_axes {a} is out of range for output leaf {k} ({aval} on each \
+                         device, rank {r} with the device axis); use an axis in {}..{r}",
+                        -r
+                    );
+                }
+                (if a < 0 { a + r } else { a }) as usize
+            })
+        })
+        .collect();
+    let prim = crate::primitives::Pmap {
+        program: std::sync::Arc::new(traced.program),
+        axis_name: axis_name.to_string(),
+        size,
+        in_axes: dims,
+        out_axes,
+    };
+    let refs: Vec<&Array> = args.iter().collect();
+    Flat { leaves: crate::primitives::bind(&prim, &refs), def: out_def }
 }
 
 fn with_axis_name<R>(name: Option<&str>, size: usize, body: impl FnOnce() -> R) -> R {
@@ -103,17 +175,17 @@ fn place_output(x: &Array, dim: BatchDim, want: Option<isize>, size: usize, k: u
         return x.clone();
     };
     let rank = x.ndim() + usize::from(dim.is_none());
-    let to = normalize(want, rank, || format!("output leaf {k}"), x);
+    let to = normalize("vmap", want, rank, || format!("output leaf {k}"), x);
     ops::to_dim(x, dim, to, size)
 }
 
 /// The axis `axis` of a value of `rank` as a position, or a panic naming the value.
 #[track_caller]
-fn normalize(axis: isize, rank: usize, what: impl Fn() -> String, x: &Array) -> usize {
+fn normalize(op: &str, axis: isize, rank: usize, what: impl Fn() -> String, x: &Array) -> usize {
     let r = rank as isize;
     if axis < -r || axis >= r {
         panic!(
-            "vmap: axis {axis} is out of range for {} of shape {} (rank {rank}); use an axis in \
+            "{op}: axis {axis} is out of range for {} of shape {} (rank {rank}); use an axis in \
              {}..{rank}",
             what(),
             ShapeDisplay(x.shape()),
@@ -125,7 +197,7 @@ fn normalize(axis: isize, rank: usize, what: impl Fn() -> String, x: &Array) -> 
 
 /// The size of the mapped axis, checking all mapped leaves agree on it.
 #[track_caller]
-fn mapped_size(spec: &Vmap<'_>, params: &[Flat], dims: &[BatchDim]) -> usize {
+fn mapped_size(op: &str, spec: &Vmap<'_>, params: &[Flat], dims: &[BatchDim]) -> usize {
     let mut sizes: Vec<(String, usize)> = Vec::new();
     let mut k = 0;
     for (i, p) in params.iter().enumerate() {
@@ -150,11 +222,11 @@ fn mapped_size(spec: &Vmap<'_>, params: &[Flat], dims: &[BatchDim]) -> usize {
         }
     }
     let Some((_, size)) = sizes.first().cloned() else {
-        panic!("vmap must have at least one mapped argument: every in_axes entry is None");
+        panic!("{op} must have at least one mapped argument: every in_axes entry is None");
     };
     if sizes.iter().any(|(_, s)| *s != size) {
         let lines: Vec<String> = sizes.iter().map(|(text, _)| format!("  * {text}")).collect();
-        panic!("vmap got inconsistent sizes for the axes to be mapped:\n{}", lines.join("\n"));
+        panic!("{op} got inconsistent sizes for the axes to be mapped:\n{}", lines.join("\n"));
     }
     size
 }

@@ -1,0 +1,334 @@
+//! SPMD execution on virtual CPU devices: one thread per shard, and the rendezvous that
+//! collectives meet at.
+//!
+//! [`run_shards`] runs a shard function once per member of a named axis, each on its own
+//! thread, which carries the axis (its name, its position, a shared [`Comm`]) in a
+//! per-thread context. A collective evaluated on a shard thread ([`exchange`]) hands its
+//! value to the `Comm` and waits for the other members' values. Nested launches (a `pmap`
+//! inside a `pmap`) stack their axes: a thread of the inner launch can meet the threads of
+//! other outer shards over the outer axis, grouped by its position on the inner one.
+//!
+//! A panic on one shard marks every `Comm` its thread belongs to as failed, which wakes the
+//! members waiting there; the launch then panics on the caller's thread with the first
+//! shard's own message, never hanging.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex};
+
+use crate::array::Array;
+
+/// What a collective's members agree on to meet: their positions on the other axes, the
+/// launches below the collective's axis that they belong to, and how many collectives over
+/// this axis each has done before.
+type Key = (Vec<usize>, Vec<u64>, u64);
+
+/// One collective's meeting point: a value per member.
+struct Slot {
+    values: Vec<Option<Array>>,
+    arrived: usize,
+    taken: usize,
+}
+
+#[derive(Default)]
+struct CommState {
+    slots: HashMap<Key, Slot>,
+    failure: Option<String>,
+}
+
+/// The communicator of one launch's axis, shared by all its threads.
+pub(crate) struct Comm {
+    size: usize,
+    state: Mutex<CommState>,
+    ready: Condvar,
+}
+
+/// Marks the message of a shard that stopped because another one failed.
+const STOPPED: &str = "stopped because another device failed";
+
+impl Comm {
+    fn new(size: usize) -> Comm {
+        Comm { size, state: Mutex::new(CommState::default()), ready: Condvar::new() }
+    }
+
+    /// Contributes `value` as member `index` and returns every member's value, in order.
+    fn exchange(&self, key: Key, index: usize, value: Array) -> Vec<Array> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let size = self.size;
+        let slot = state.slots.entry(key.clone()).or_insert_with(|| Slot {
+            values: vec![None; size],
+            arrived: 0,
+            taken: 0,
+        });
+        slot.values[index] = Some(value);
+        slot.arrived += 1;
+        self.ready.notify_all();
+        loop {
+            if let Some(failure) = &state.failure {
+                panic!("{STOPPED} ({failure})");
+            }
+            let slot = state.slots.get_mut(&key).expect("a slot stays until all members read it");
+            if slot.arrived == size {
+                let values: Vec<Array> =
+                    slot.values.iter().map(|v| v.clone().expect("every member arrived")).collect();
+                slot.taken += 1;
+                if slot.taken == size {
+                    state.slots.remove(&key);
+                }
+                return values;
+            }
+            state = self.ready.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn fail(&self, message: &str) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.failure.get_or_insert_with(|| message.to_string());
+        self.ready.notify_all();
+    }
+}
+
+/// One axis a shard thread belongs to.
+#[derive(Clone)]
+struct Frame {
+    name: String,
+    index: usize,
+    size: usize,
+    comm: Arc<Comm>,
+    /// Which of its parent thread's launches made this axis.
+    launch: u64,
+}
+
+/// A thread's SPMD context.
+#[derive(Clone, Default)]
+struct Context {
+    frames: Vec<Frame>,
+    /// Collectives done per axis (by frame position), for the meeting key.
+    done: Vec<u64>,
+    /// Launches this thread made, to tell repeated inner launches apart.
+    launches: u64,
+    /// Devices left for launches from this thread (`None`: all of them), from this one on.
+    devices: Option<usize>,
+    first_device: usize,
+}
+
+thread_local! {
+    static CONTEXT: RefCell<Context> = RefCell::new(Context::default());
+}
+
+/// Runs `shard(i)` for `i in 0..size` in parallel, each on its own thread bound to member
+/// `i` of axis `name`, and returns the results in order.
+///
+/// # Panics
+/// When `size` exceeds the devices available here (all of them at the top level, an outer
+/// launch's share inside it), or when a shard panics (with that shard's message).
+pub(crate) fn run_shards<R: Send>(
+    name: &str,
+    size: usize,
+    shard: impl Fn(usize) -> R + Sync,
+) -> Vec<R> {
+    let parent = CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        c.launches += 1;
+        c.clone()
+    });
+    let available = available_devices();
+    if size > available {
+        let share = if parent.frames.is_empty() {
+            String::new()
+        } else {
+            let outer: Vec<String> =
+                parent.frames.iter().map(|f| format!("`{}` ({})", f.name, f.size)).collect();
+            format!(", its share of the devices under the enclosing pmap over {}", outer.join(", "))
+        };
+        panic!(
+            "pmap: the mapped axis `{name}` has size {size}, but there are only {available} \
+             devices{share}; set RJAX_CPU_DEVICES (or call rjax::device::set_cpu_device_count \
+             first) for more virtual CPU devices"
+        );
+    }
+    let comm = Arc::new(Comm::new(size));
+    let results: Vec<Result<R, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..size)
+            .map(|index| {
+                let mut context = parent.clone();
+                context.frames.push(Frame {
+                    name: name.to_string(),
+                    index,
+                    size,
+                    comm: comm.clone(),
+                    launch: parent.launches,
+                });
+                context.done = vec![0; context.frames.len()];
+                context.launches = 0;
+                let share = available / size.max(1);
+                context.devices = Some(share);
+                context.first_device = parent.first_device + index * share;
+                let shard = &shard;
+                scope.spawn(move || run_one(context, || shard(index)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| Err(panic_text(&*p)))).collect()
+    });
+    let mut outputs = Vec::with_capacity(size);
+    let mut first_failure: Option<(usize, String)> = None;
+    for (index, result) in results.into_iter().enumerate() {
+        match result {
+            Ok(r) => outputs.push(r),
+            Err(message) => {
+                let original = !message.starts_with(STOPPED);
+                if first_failure.as_ref().is_none_or(|(_, m)| m.starts_with(STOPPED) && original) {
+                    first_failure = Some((index, message));
+                }
+            }
+        }
+    }
+    if let Some((index, message)) = first_failure {
+        panic!("pmap over `{name}`: device {index} of {size} failed: {message}");
+    }
+    outputs
+}
+
+/// Runs one shard with its context installed; a panic fails every axis it belongs to.
+fn run_one<R>(context: Context, shard: impl FnOnce() -> R) -> Result<R, String> {
+    let comms: Vec<Arc<Comm>> = context.frames.iter().map(|f| f.comm.clone()).collect();
+    CONTEXT.with(|c| *c.borrow_mut() = context);
+    catch_unwind(AssertUnwindSafe(shard)).map_err(|payload| {
+        let message = panic_text(&*payload);
+        for comm in &comms {
+            comm.fail(&message);
+        }
+        message
+    })
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+/// How many devices a launch from this thread may use: all of them at the top level, an
+/// enclosing launch's share on its shard threads.
+pub(crate) fn available_devices() -> usize {
+    CONTEXT.with(|c| c.borrow().devices).unwrap_or_else(super::device_count)
+}
+
+/// The device this thread runs a shard for (`cpu:0` outside any launch).
+pub(crate) fn current_device() -> super::Device {
+    super::Device::Cpu(CONTEXT.with(|c| c.borrow().first_device))
+}
+
+/// This thread's position on axis `name`, if a launch bound it.
+pub(crate) fn axis_index(name: &str) -> Option<usize> {
+    CONTEXT.with(|c| c.borrow().frames.iter().rev().find(|f| f.name == name).map(|f| f.index))
+}
+
+/// Every member's value of `value` along axis `name`, in member order, and this thread's
+/// position; `None` when no launch bound `name` here.
+pub(crate) fn exchange(name: &str, value: Array) -> Option<(usize, Vec<Array>)> {
+    let (comm, key, index) = CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        let k = c.frames.iter().rposition(|f| f.name == name)?;
+        let others: Vec<usize> =
+            c.frames.iter().enumerate().filter(|(j, _)| *j != k).map(|(_, f)| f.index).collect();
+        let launches: Vec<u64> = c.frames[k + 1..].iter().map(|f| f.launch).collect();
+        let done = c.done[k];
+        c.done[k] += 1;
+        Some((c.frames[k].comm.clone(), (others, launches, done), c.frames[k].index))
+    })?;
+    Some((index, comm.exchange(key, index, value)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(x: f32) -> Array {
+        Array::from(x)
+    }
+
+    fn scalar(a: &Array) -> f32 {
+        a.item::<f32>().unwrap()
+    }
+
+    /// Launches here do not depend on the configured device count.
+    fn launch<R: Send>(name: &str, size: usize, shard: impl Fn(usize) -> R + Sync) -> Vec<R> {
+        CONTEXT.with(|c| c.borrow_mut().devices = Some(64));
+        run_shards(name, size, shard)
+    }
+
+    #[test]
+    fn members_exchange_values_in_order_many_times() {
+        let out = launch("i", 4, |d| {
+            (0..3)
+                .map(|round| {
+                    let (me, all) = exchange("i", value((10 * round + d) as f32)).unwrap();
+                    assert_eq!(me, d);
+                    all.iter().map(scalar).sum::<f32>()
+                })
+                .collect::<Vec<_>>()
+        });
+        for sums in out {
+            assert_eq!(sums, vec![6.0, 46.0, 86.0]);
+        }
+    }
+
+    #[test]
+    fn inner_members_meet_the_other_outer_shards_by_their_inner_position() {
+        // 3 x 2 shards; two inner launches per outer shard, each exchanging over the outer axis.
+        let out = launch("outer", 3, |i| {
+            (0..2)
+                .map(|call| {
+                    launch("inner", 2, |j| {
+                        let (_, all) =
+                            exchange("outer", value((100 * call + 10 * i + j) as f32)).unwrap();
+                        all.iter().map(scalar).collect::<Vec<_>>()
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        for per_outer in &out {
+            for (call, per_inner) in per_outer.iter().enumerate() {
+                for (j, got) in per_inner.iter().enumerate() {
+                    let want: Vec<f32> = (0..3).map(|i| (100 * call + 10 * i + j) as f32).collect();
+                    assert_eq!(got, &want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_panic_on_one_device_fails_the_launch_without_hanging() {
+        let message = std::panic::catch_unwind(|| {
+            launch("i", 4, |d| {
+                if d == 2 {
+                    panic!("device two broke");
+                }
+                exchange("i", value(1.0)).unwrap();
+            })
+        })
+        .expect_err("the launch must fail");
+        let text = panic_text(&*message);
+        assert!(text.contains("device 2 of 4 failed: device two broke"), "{text}");
+    }
+
+    #[test]
+    fn outside_a_launch_no_axis_is_bound() {
+        assert!(exchange("i", value(1.0)).is_none());
+        assert_eq!(axis_index("i"), None);
+    }
+
+    #[test]
+    fn a_launch_larger_than_the_devices_is_refused() {
+        let message = std::panic::catch_unwind(|| {
+            CONTEXT.with(|c| c.borrow_mut().devices = Some(2));
+            run_shards("i", 3, |_| ())
+        })
+        .expect_err("3 shards on 2 devices");
+        assert!(panic_text(&*message).contains("size 3, but there are only 2 devices"));
+    }
+}

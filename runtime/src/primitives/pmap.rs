@@ -1,0 +1,249 @@
+//! `pmap`: a program run once per device, on the shards of its mapped operands, with
+//! collectives between the devices (JAX's `xla_pmap`).
+//!
+//! Its rules transform the per-device program and keep the mapping: the jvp is the pmap of
+//! the program's tangent program, the transpose the pmap of its transpose (so the backward
+//! pass runs on the devices too), and batching maps the batched program. Collectives inside
+//! take care of themselves: each has its own rules (`psum`'s transpose is `psum`,
+//! `ppermute`'s the inverse permutation).
+
+use std::sync::Arc;
+
+use super::{bind, Aval, Primitive};
+use crate::array::Array;
+use crate::device::{self, spmd};
+use crate::ir::{eval_program, Program};
+use crate::transform::ad::ops;
+use crate::transform::ad::{
+    differentiable, tangent_program, transpose_program, LinearArg, Tangent,
+};
+use crate::transform::batch::ops::{lane, move_axis, stack, Batched};
+use crate::transform::batch::{batch_program, BatchAxis, BatchDim};
+
+/// `program` run on `size` devices along axis `axis_name`: operand `i` is split along
+/// `in_axes[i]` (or given whole to every device when `None`), and output `k` is the devices'
+/// results stacked along `out_axes[k]` (or device 0's when `None`, for values the devices
+/// agree on).
+#[derive(Clone, Debug)]
+pub struct Pmap {
+    pub program: Arc<Program>,
+    pub axis_name: String,
+    pub size: usize,
+    pub in_axes: Vec<Option<usize>>,
+    pub out_axes: Vec<Option<usize>>,
+}
+
+impl Pmap {
+    fn with(
+        &self,
+        program: Program,
+        in_axes: Vec<Option<usize>>,
+        out_axes: Vec<Option<usize>>,
+    ) -> Pmap {
+        Pmap { program: Arc::new(program), in_axes, out_axes, ..self.clone() }
+    }
+
+    /// Runs every shard on its own device thread and gathers the outputs.
+    fn run(&self, inputs: &[&Array]) -> Vec<Array> {
+        let shards = spmd::run_shards(&self.axis_name, self.size, |d| {
+            let here = spmd::current_device();
+            let args: Vec<Array> = inputs
+                .iter()
+                .zip(&self.in_axes)
+                .map(|(x, axis)| device::device_put(&lane(x, *axis, d), here))
+                .collect();
+            eval_program(&self.program, &args)
+        });
+        (0..self.out_axes.len())
+            .map(|k| match self.out_axes[k] {
+                Some(axis) => {
+                    let parts: Vec<Array> = shards.iter().map(|s| s[k].clone()).collect();
+                    move_axis(&stack(&parts), 0, axis)
+                }
+                None => shards[0][k].clone(),
+            })
+            .collect()
+    }
+
+    /// The full (all devices) avals of the outputs.
+    fn output_avals(&self) -> Vec<Aval> {
+        self.program
+            .output_avals()
+            .into_iter()
+            .zip(&self.out_axes)
+            .map(|(mut aval, axis)| {
+                if let Some(a) = axis {
+                    aval.shape.insert(*a, self.size);
+                }
+                aval
+            })
+            .collect()
+    }
+}
+
+impl Primitive for Pmap {
+    fn name(&self) -> String {
+        "pmap".to_string()
+    }
+
+    fn params(&self) -> String {
+        let show = |axes: &[Option<usize>]| {
+            let parts: Vec<String> =
+                axes.iter().map(|a| a.map_or("None".to_string(), |a| a.to_string())).collect();
+            format!("({})", parts.join(", "))
+        };
+        format!(
+            "axis_name={} axis_size={} in_axes={} out_axes={}",
+            self.axis_name,
+            self.size,
+            show(&self.in_axes),
+            show(&self.out_axes)
+        )
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        let takes = self.program.input_avals();
+        if inputs.len() != takes.len() || inputs.len() != self.in_axes.len() {
+            return Err(format!("expected {} operands, got {}", takes.len(), inputs.len()));
+        }
+        for (i, ((aval, axis), want)) in inputs.iter().zip(&self.in_axes).zip(&takes).enumerate() {
+            let mut shard = aval.clone();
+            if let Some(a) = *axis {
+                if shard.shape.get(a) != Some(&self.size) {
+                    return Err(format!(
+                        "operand {i} ({aval}) must have size {} at its mapped axis {a}",
+                        self.size
+                    ));
+                }
+                shard.shape.remove(a);
+            }
+            if shard.shape != want.shape || shard.dtype != want.dtype {
+                return Err(format!("operand {i}'s shard is {shard}, the program takes {want}"));
+            }
+        }
+        Ok(self.output_avals())
+    }
+
+    fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
+        self.run(inputs)
+    }
+
+    fn subprograms(&self) -> Vec<(String, &Program)> {
+        vec![("body".to_string(), self.program.as_ref())]
+    }
+
+    fn with_subprograms(&self, programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {
+        let [program]: [Program; 1] = programs.try_into().ok()?;
+        Some(Arc::new(Pmap { program: Arc::new(program), ..self.clone() }))
+    }
+
+    fn has_effect(&self) -> bool {
+        self.program.equations.iter().any(|e| e.prim.has_effect())
+    }
+
+    /// The axis it binds is its own: collectives over that name inside refer to it.
+    fn uses_axis(&self, name: &str) -> bool {
+        name != self.axis_name && self.program.equations.iter().any(|e| e.prim.uses_axis(name))
+    }
+
+    /// The pmap of the tangent program: tangents are split like their primals.
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let refs: Vec<&Array> = primals.iter().collect();
+        let outs = bind(self, &refs);
+        let nonzero: Vec<bool> = tangents.iter().map(Option::is_some).collect();
+        let mut in_axes = self.in_axes.clone();
+        in_axes.extend(self.in_axes.iter().zip(&nonzero).filter(|(_, n)| **n).map(|(a, _)| *a));
+        let out_axes = self.float_outputs();
+        let tangent = self.with(tangent_program(&self.program, &nonzero), in_axes, out_axes);
+        let mut inputs = refs;
+        inputs.extend(tangents.iter().flatten());
+        Ok((outs.clone(), ops::float_tangents(&outs, bind(&tangent, &inputs))))
+    }
+
+    /// The pmap of the transposed program. An output that came from device 0 alone sends
+    /// its cotangent to device 0 alone; a linear operand given whole to every device gets
+    /// the sum of the devices' cotangents.
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let linear: Vec<bool> = args.iter().map(LinearArg::is_linear).collect();
+        let full_outs = self.output_avals();
+        let float_outs: Vec<usize> =
+            (0..full_outs.len()).filter(|&k| differentiable(&full_outs[k])).collect();
+        let cts = ops::float_cts(cts, &full_outs);
+        let mut inputs: Vec<Array> = args.iter().filter_map(LinearArg::known).cloned().collect();
+        let mut in_axes: Vec<Option<usize>> =
+            self.in_axes.iter().zip(&linear).filter(|(_, l)| !**l).map(|(a, _)| *a).collect();
+        for (ct, &k) in cts.iter().zip(&float_outs) {
+            match self.out_axes[k] {
+                Some(axis) => {
+                    inputs.push(ct.clone());
+                    in_axes.push(Some(axis));
+                }
+                None => {
+                    let zero = ops::zeros(&ct.aval());
+                    let mut parts = vec![ct.clone()];
+                    parts.resize(self.size, zero);
+                    inputs.push(stack(&parts));
+                    in_axes.push(Some(0));
+                }
+            }
+        }
+        let linear_axes: Vec<Option<usize>> =
+            self.in_axes.iter().zip(&linear).filter(|(_, l)| **l).map(|(a, _)| *a).collect();
+        let out_axes = linear_axes.iter().map(|a| Some(a.unwrap_or(0))).collect();
+        let transposed = self.with(transpose_program(&self.program, &linear), in_axes, out_axes);
+        let refs: Vec<&Array> = inputs.iter().collect();
+        let results = bind(&transposed, &refs)
+            .into_iter()
+            .zip(&linear_axes)
+            .map(|(ct, axis)| if axis.is_some() { ct } else { ops::sum_axes(&ct, vec![0]) })
+            .collect();
+        Ok(ops::linear_cts(args, results))
+    }
+
+    /// The pmap of the batched program; each shard carries the batch axis in front.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let mut shard_dims = Vec::with_capacity(dims.len());
+        let mut in_axes = Vec::with_capacity(dims.len());
+        for (d, a) in dims.iter().zip(&self.in_axes) {
+            // Positions in the shard (without the device axis), and of the device axis in
+            // the batched operand.
+            shard_dims.push(d.map(|d| match a {
+                Some(a) if d > *a => d - 1,
+                _ => d,
+            }));
+            in_axes.push(a.map(|a| match d {
+                Some(d) if *d <= a => a + 1,
+                _ => a,
+            }));
+        }
+        let (program, out_dims) = batch_program(&self.program, &shard_dims, axis, &[]);
+        let out_axes = self
+            .out_axes
+            .iter()
+            .zip(&out_dims)
+            .map(|(a, d)| match (a, d) {
+                (Some(a), Some(_)) => Some(a + 1),
+                (a, _) => *a,
+            })
+            .collect();
+        let refs: Vec<&Array> = args.iter().collect();
+        Ok((bind(&self.with(program, in_axes, out_axes), &refs), out_dims))
+    }
+}
+
+impl Pmap {
+    /// The out axes of the floating-point outputs (those with tangents).
+    fn float_outputs(&self) -> Vec<Option<usize>> {
+        self.program
+            .output_avals()
+            .iter()
+            .zip(&self.out_axes)
+            .filter(|(a, _)| differentiable(a))
+            .map(|(_, axis)| *axis)
+            .collect()
+    }
+}

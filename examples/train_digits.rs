@@ -21,7 +21,7 @@ use rjax::prelude::*;
 mod digits;
 
 use digits::{
-    accuracy, init_params, load_digits, predict, train_test_split, Params, CLASSES, PIXELS,
+    accuracy, init_params, load_digits, loss_and_grad, train_test_split, Params, CLASSES, PIXELS,
 };
 
 #[derive(Parser, Debug)]
@@ -55,20 +55,6 @@ struct Args {
 
 type OptState = <Adam as GradientTransformation>::State<Params>;
 
-/// Mean softmax cross-entropy of the logits against one-hot labels.
-#[traceable]
-#[value_and_grad]
-fn loss_and_grad(
-    params: &[(Array, Array)],
-    images: &Array,
-    labels: &Array,
-) -> (Array, Vec<(Array, Array)>) {
-    let log_probs = jnp::log_softmax(&predict(params, images), -1);
-    -jnp::sum_axes(&(log_probs * labels), -1, false).mean()
-}
-
-/// One Adam step on one batch, compiled once: returns the new parameters, optimizer state
-/// and the batch's loss.
 #[jit]
 fn train_step(
     params: Params,

@@ -1,9 +1,14 @@
 """JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
 
-    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|random
+    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random
 """
+import os
 import sys
 import time
+
+if sys.argv[1:] == ["w7"]:
+    # W7 runs on 8 virtual CPU devices; XLA reads the flag when its backend starts.
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
 import jax
 import jax.numpy as jnp
@@ -90,4 +95,17 @@ def random():
     print("jax_random_uniform_10M", median_time(lambda: jax.random.uniform(key, (n,)).block_until_ready()))
 
 
-{"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "random": random}[sys.argv[1]]()
+def w7():
+    """The seed's pmap example on 8 devices (benches/w7_pmap.rs): per-device normal
+    matrices, x @ x.T on each, and each device's mean."""
+    assert jax.device_count() == 8
+    draw = jax.pmap(lambda key: jax.random.normal(key, W7_SHAPE))
+    gram = jax.pmap(lambda x: jnp.dot(x, x.T))
+    mean = jax.pmap(jnp.mean)
+    keys = jax.random.split(jax.random.PRNGKey(0), 8)
+    print("jax_w7_pmap", median_time(lambda: mean(gram(draw(keys))).block_until_ready()))
+
+
+W7_SHAPE = (500, 600)
+
+{"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random}[sys.argv[1]]()

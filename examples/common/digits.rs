@@ -1,4 +1,6 @@
 //! What the digits examples share: the bundled data, the split, the model and its metrics.
+// Each example uses its own part of this module.
+#![allow(dead_code)]
 
 use rjax::prelude::*;
 
@@ -20,6 +22,18 @@ pub fn predict(params: &[(Array, Array)], inputs: &Array) -> Array {
         inputs = outputs.tanh();
     }
     outputs
+}
+
+/// Mean softmax cross-entropy of the logits against one-hot labels, and its gradient.
+#[traceable]
+#[value_and_grad]
+pub fn loss_and_grad(
+    params: &[(Array, Array)],
+    images: &Array,
+    labels: &Array,
+) -> (Array, Vec<(Array, Array)>) {
+    let log_probs = jnp::log_softmax(&predict(params, images), -1);
+    -jnp::sum_axes(&(log_probs * labels), -1, false).mean()
 }
 
 /// The fraction of `images` whose largest logit is the label.

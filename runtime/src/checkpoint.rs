@@ -216,23 +216,7 @@ fn file_dtype(dtype: DType) -> Dtype {
 }
 
 fn array_dtype(dtype: Dtype) -> Option<DType> {
-    [
-        DType::Bool,
-        DType::I8,
-        DType::I16,
-        DType::I32,
-        DType::I64,
-        DType::U8,
-        DType::U16,
-        DType::U32,
-        DType::U64,
-        DType::F16,
-        DType::BF16,
-        DType::F32,
-        DType::F64,
-    ]
-    .into_iter()
-    .find(|&d| file_dtype(d) == dtype)
+    DType::ALL.into_iter().find(|&d| file_dtype(d) == dtype)
 }
 
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it

@@ -88,7 +88,10 @@ fn max_difference(a: &Params, b: &Params) -> f32 {
 /// Trains both ways on the same batches; returns both parameter sets and the test split.
 fn train(args: &Args) -> (Params, Params, digits::Split) {
     rjax::device::set_cpu_device_count(DEVICES).expect("the device count is set before first use");
-    assert!(args.batch_size % DEVICES == 0, "--batch-size must be a multiple of {DEVICES}");
+    assert!(
+        args.batch_size.is_multiple_of(DEVICES),
+        "--batch-size must be a multiple of {DEVICES}"
+    );
     let keys = random::split(&random::key(0), 3);
     let (train, test) = train_test_split(&load_digits(), &keys.get(0));
     let init = init_params(&[PIXELS, 64, CLASSES], &keys.get(1));

@@ -91,7 +91,10 @@ fn per_device_random_matrices_are_jaxs_bit_for_bit() {
     let name = "pmap_mean_of_random_normal_mats";
     assert_eq!(keys.to_vec::<u32>().unwrap(), common::output(name, 0).to_vec::<u32>().unwrap());
     let mats = draw(&keys);
+    assert_eq!(mats.devices(), rjax::device::devices(), "one piece per device until read");
     assert_eq!(mats.to_vec::<f32>().unwrap(), common::output(name, 1).to_vec::<f32>().unwrap());
+    let reshaped = mats.reshape([8, 30]).reshape([8, 5, 6]);
+    assert_golden(name, 2, &mean(&reshaped));
     assert_golden(name, 2, &mean(&mats));
     assert_golden(name, 3, &mean(&gram(&mats)));
 }
@@ -246,6 +249,10 @@ fn bad_input_is_a_clear_error() {
         normalize(&jnp::zeros([9]));
     });
     assert!(too_many.contains("size 9") && too_many.contains("8 devices"), "{too_many}");
+    let empty = panic_text(|| {
+        normalize(&jnp::zeros([0]));
+    });
+    assert!(empty.contains("size 0"), "{empty}");
     let mismatch = panic_text(|| {
         add(&jnp::zeros([4]), &jnp::zeros([3]));
     });

@@ -850,3 +850,35 @@ fn permutation_of_a_scalar() {
 fn glorot_of_a_vector() {
     init::glorot_normal().init(&k(0), [5]);
 }
+
+#[jit]
+fn jitted_draws(key: &Array) -> (Array, Array, Array) {
+    let key = random::wrap_key_data(key);
+    let keys = random::split(&key, 2);
+    (random::normal(&keys.get(0), [4]), random::uniform(&keys.get(1), [3]), random::key_data(&keys))
+}
+
+#[jit]
+#[vmap]
+fn per_key_normals(key: &Array) -> Array {
+    random::normal(&random::wrap_key_data(key), [2])
+}
+
+#[test]
+fn samplers_inside_jit_and_vmap_give_the_eager_numbers() {
+    let key = k(7);
+    let (normal, uniform, keys) = jitted_draws(&random::key_data(&key));
+    let split = random::split(&key, 2);
+    assert_eq!(keys.to_vec::<u32>().unwrap(), random::key_data(&split).to_vec::<u32>().unwrap());
+    assert_eq!(
+        normal.to_vec::<f32>().unwrap(),
+        random::normal(&split.get(0), [4]).to_vec::<f32>().unwrap()
+    );
+    assert_eq!(
+        uniform.to_vec::<f32>().unwrap(),
+        random::uniform(&split.get(1), [3]).to_vec::<f32>().unwrap()
+    );
+    // vmap over a batch of keys draws each key's own stream (the golden per-key rows).
+    let batch = random::key_data(&random::split(&key, 3));
+    assert_golden("randint_and_vmap_normal", 1, &per_key_normals(&batch));
+}

@@ -38,11 +38,35 @@ pub struct Array {
     device: Device,
 }
 
-/// What an array holds: values, or (inside a trace) a symbolic variable of the IR being built.
+/// What an array holds: values, values spread over devices, or (inside a trace) a symbolic
+/// variable of the IR being built.
 #[derive(Clone)]
 pub(crate) enum Data {
     Concrete(Arc<Buffer>),
+    Sharded(Arc<Shards>),
     Traced(Tracer),
+}
+
+/// The per-device pieces of an array (what `pmap` returns): the array is the pieces stacked
+/// along `axis`, gathered into one buffer only when something reads its values, so a `pmap`
+/// fed another's output takes the pieces as they are.
+pub(crate) struct Shards {
+    parts: Vec<Array>,
+    axis: usize,
+    gathered: std::sync::OnceLock<Arc<Buffer>>,
+}
+
+impl Shards {
+    fn gathered(&self) -> &Buffer {
+        self.gathered.get_or_init(|| {
+            use crate::transform::batch::ops::{move_axis, stack};
+            let stacked = move_axis(&stack(&self.parts), 0, self.axis);
+            match &stacked.data {
+                Data::Concrete(b) => b.clone(),
+                _ => unreachable!("stacking concrete shards gives values"),
+            }
+        })
+    }
 }
 
 impl Array {
@@ -63,11 +87,44 @@ impl Array {
         }
     }
 
+    /// The array made of `parts` (concrete, of one shape and dtype, one per device) stacked
+    /// along a new axis `axis`; nothing is copied until its values are read.
+    pub(crate) fn from_shards(parts: Vec<Array>, axis: usize) -> Array {
+        let first = parts.first().expect("a sharded array has at least one piece");
+        let mut shape = first.shape().to_vec();
+        shape.insert(axis, parts.len());
+        debug_assert!(parts.iter().all(|p| !p.is_traced() && p.aval() == first.aval()));
+        let weak = first.weak;
+        let shards = Shards { parts, axis, gathered: std::sync::OnceLock::new() };
+        Array {
+            shape: shape.into(),
+            data: Data::Sharded(Arc::new(shards)),
+            weak,
+            device: Device::default(),
+        }
+    }
+
+    /// The per-device pieces, if this array is `pieces` stacked along `axis`.
+    pub(crate) fn shards_along(&self, axis: usize) -> Option<&[Array]> {
+        let Data::Sharded(s) = &self.data else { return None };
+        let mut stacked = s.parts[0].shape().to_vec();
+        stacked.insert(s.axis, s.parts.len());
+        (s.axis == axis && *self.shape == *stacked).then_some(s.parts.as_slice())
+    }
+
+    /// The devices holding the array's data: one per piece for a `pmap` output, else one.
+    pub fn devices(&self) -> Vec<Device> {
+        match &self.data {
+            Data::Sharded(s) => s.parts.iter().map(|p| p.device).collect(),
+            _ => vec![self.device],
+        }
+    }
+
     /// The tracer behind a symbolic array, or `None` for one that holds values.
     pub(crate) fn tracer(&self) -> Option<&Tracer> {
         match &self.data {
             Data::Traced(t) => Some(t),
-            Data::Concrete(_) => None,
+            Data::Concrete(_) | Data::Sharded(_) => None,
         }
     }
 
@@ -135,6 +192,7 @@ impl Array {
     pub fn dtype(&self) -> DType {
         match &self.data {
             Data::Concrete(b) => b.dtype(),
+            Data::Sharded(s) => s.parts[0].dtype(),
             Data::Traced(t) => t.dtype,
         }
     }
@@ -161,6 +219,7 @@ impl Array {
     pub fn buffer(&self) -> &Buffer {
         match &self.data {
             Data::Concrete(b) => b,
+            Data::Sharded(s) => s.gathered(),
             Data::Traced(_) => panic!("{}", Error::Traced { op: "reading an array's values" }),
         }
     }
@@ -169,6 +228,7 @@ impl Array {
     pub(crate) fn buffer_id(&self) -> usize {
         match &self.data {
             Data::Concrete(b) => Arc::as_ptr(b) as usize,
+            Data::Sharded(s) => Arc::as_ptr(s) as usize,
             Data::Traced(t) => (t.trace as usize) << 32 | t.var.index(),
         }
     }
@@ -219,6 +279,7 @@ impl Array {
     pub fn shares_buffer_with(&self, other: &Array) -> bool {
         match (&self.data, &other.data) {
             (Data::Concrete(a), Data::Concrete(b)) => Arc::ptr_eq(a, b),
+            (Data::Sharded(a), Data::Sharded(b)) => Arc::ptr_eq(a, b),
             (Data::Traced(a), Data::Traced(b)) => a == b,
             _ => false,
         }

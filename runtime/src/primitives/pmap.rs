@@ -17,7 +17,7 @@ use crate::transform::ad::ops;
 use crate::transform::ad::{
     differentiable, tangent_program, transpose_program, LinearArg, Tangent,
 };
-use crate::transform::batch::ops::{lane, move_axis, stack, Batched};
+use crate::transform::batch::ops::{lane, stack, Batched};
 use crate::transform::batch::{batch_program, BatchAxis, BatchDim};
 
 /// `program` run on `size` devices along axis `axis_name`: operand `i` is split along
@@ -43,22 +43,32 @@ impl Pmap {
         Pmap { program: Arc::new(program), in_axes, out_axes, ..self.clone() }
     }
 
-    /// Runs every shard on its own device thread and gathers the outputs.
+    /// Runs every shard on its own device thread. Mapped operands that are already another
+    /// pmap's pieces along the same axis are taken as they are; mapped outputs stay in
+    /// pieces on their devices (gathered when read).
     fn run(&self, inputs: &[&Array]) -> Vec<Array> {
         let shards = spmd::run_shards(&self.axis_name, self.size, |d| {
             let here = spmd::current_device();
             let args: Vec<Array> = inputs
                 .iter()
                 .zip(&self.in_axes)
-                .map(|(x, axis)| device::device_put(&lane(x, *axis, d), here))
+                .map(|(x, axis)| {
+                    let piece =
+                        axis.and_then(|a| x.shards_along(a)).filter(|p| p.len() == self.size);
+                    let shard = match piece {
+                        Some(pieces) => pieces[d].clone(),
+                        None => lane(x, *axis, d),
+                    };
+                    device::device_put(&shard, here)
+                })
                 .collect();
-            eval_program(&self.program, &args)
+            let outs = eval_program(&self.program, &args);
+            outs.iter().map(|o| device::device_put(o, here)).collect::<Vec<_>>()
         });
         (0..self.out_axes.len())
             .map(|k| match self.out_axes[k] {
                 Some(axis) => {
-                    let parts: Vec<Array> = shards.iter().map(|s| s[k].clone()).collect();
-                    move_axis(&stack(&parts), 0, axis)
+                    Array::from_shards(shards.iter().map(|s| s[k].clone()).collect(), axis)
                 }
                 None => shards[0][k].clone(),
             })

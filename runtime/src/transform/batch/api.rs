@@ -107,6 +107,9 @@ const UNNAMED_PMAP_AXIS: &str = "<pmap axis>";
 pub fn pmap<R: Tree>(spec: Vmap<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R) -> Flat {
     let (mut dims, size) = mapped_dims("pmap", &spec, &params);
     let available = crate::device::spmd::available_devices();
+    if size == 0 {
+        panic!("pmap: the mapped axis has size 0; pmap needs at least one device's worth of data");
+    }
     if size > available {
         panic!(
             "pmap: the mapped axis has size {size}, but only {available} devices are available \

@@ -72,9 +72,9 @@ fn mapped_dims(op: &str, spec: &Vmap<'_>, params: &[Flat]) -> (Vec<BatchDim>, us
         let axes = leaf_axes(&spec.in_axes[i], &p.def)
             .unwrap_or_else(|e| panic!("{op}: in_axes for argument `{name}` {e}"));
         for (leaf, axis) in p.leaves.iter().zip(axes) {
-            dims.push(
-                axis.map(|a| normalize(op, a, leaf.ndim(), || format!("argument `{name}`"), leaf)),
-            );
+            dims.push(axis.map(|a| {
+                normalize(op, a, leaf.ndim(), || format!("argument `{name}`"), leaf.shape())
+            }));
         }
     }
     let size = mapped_size(op, spec, params, &dims);
@@ -133,17 +133,8 @@ pub fn pmap<R: Tree>(spec: Vmap<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Fl
         .zip(&shard_outs)
         .enumerate()
         .map(|(k, (want, aval))| {
-            want.map(|a| {
-                let r = aval.shape.len() as isize + 1;
-                if a < -r || a >= r {
-                    panic!(
-                        "pmap: out_axes {a} is out of range for output leaf {k} ({aval} on each \
-                         device, rank {r} with the device axis); use an axis in {}..{r}",
-                        -r
-                    );
-                }
-                (if a < 0 { a + r } else { a }) as usize
-            })
+            let what = || format!("output leaf {k} (with the device axis)");
+            want.map(|a| normalize("pmap", a, aval.shape.len() + 1, what, &aval.shape))
         })
         .collect();
     let prim = crate::primitives::Pmap {
@@ -178,20 +169,26 @@ fn place_output(x: &Array, dim: BatchDim, want: Option<isize>, size: usize, k: u
         return x.clone();
     };
     let rank = x.ndim() + usize::from(dim.is_none());
-    let to = normalize("vmap", want, rank, || format!("output leaf {k}"), x);
+    let to = normalize("vmap", want, rank, || format!("output leaf {k}"), x.shape());
     ops::to_dim(x, dim, to, size)
 }
 
 /// The axis `axis` of a value of `rank` as a position, or a panic naming the value.
 #[track_caller]
-fn normalize(op: &str, axis: isize, rank: usize, what: impl Fn() -> String, x: &Array) -> usize {
+fn normalize(
+    op: &str,
+    axis: isize,
+    rank: usize,
+    what: impl Fn() -> String,
+    shape: &[usize],
+) -> usize {
     let r = rank as isize;
     if axis < -r || axis >= r {
         panic!(
             "{op}: axis {axis} is out of range for {} of shape {} (rank {rank}); use an axis in \
              {}..{rank}",
             what(),
-            ShapeDisplay(x.shape()),
+            ShapeDisplay(shape),
             -r
         );
     }

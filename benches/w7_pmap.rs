@@ -8,13 +8,14 @@ mod common;
 
 use criterion::{criterion_group, Criterion};
 use rjax::prelude::*;
+use rjax::random::Key;
 
 const ROWS: usize = 500;
 const COLS: usize = 600;
 
 #[pmap]
-fn draw(key: &Array) -> Array {
-    random::normal(&random::wrap_key_data(key), [ROWS, COLS])
+fn draw(key: &Key) -> Array {
+    random::normal(key, [ROWS, COLS])
 }
 
 #[pmap]
@@ -27,12 +28,12 @@ fn mean(x: &Array) -> Array {
     x.mean()
 }
 
-fn w7(keys: &Array) -> Array {
+fn w7(keys: &Key) -> Array {
     mean(&gram(&draw(keys)))
 }
 
-fn keys() -> Array {
-    random::key_data(&random::split(&random::key(0), 8))
+fn keys() -> Key {
+    random::split(&random::key(0), 8)
 }
 
 fn bench(c: &mut Criterion) {

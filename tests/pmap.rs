@@ -6,6 +6,7 @@ mod common;
 use common::{assert_golden, input, panic_text};
 use proptest::prelude::*;
 use rjax::prelude::*;
+use rjax::random::Key;
 
 /// Every test asks for the 8 devices the golden cases were computed with (the count is
 /// fixed at first use, and all tests agree on it).
@@ -70,8 +71,8 @@ fn psum_scatter_gives_each_device_its_row_of_the_sum() {
 }
 
 #[pmap]
-fn draw(key: &Array) -> Array {
-    random::normal(&random::wrap_key_data(key), [5, 6])
+fn draw(key: &Key) -> Array {
+    random::normal(key, [5, 6])
 }
 
 #[pmap]
@@ -87,9 +88,10 @@ fn mean(x: &Array) -> Array {
 #[test]
 fn per_device_random_matrices_are_jaxs_bit_for_bit() {
     eight_devices();
-    let keys = random::key_data(&random::split(&random::key(0), 8));
+    let keys = random::split(&random::key(0), 8);
     let name = "pmap_mean_of_random_normal_mats";
-    assert_eq!(keys.to_vec::<u32>().unwrap(), common::output(name, 0).to_vec::<u32>().unwrap());
+    let data = random::key_data(&keys);
+    assert_eq!(data.to_vec::<u32>().unwrap(), common::output(name, 0).to_vec::<u32>().unwrap());
     let mats = draw(&keys);
     assert_eq!(mats.devices(), rjax::device::devices(), "one piece per device until read");
     assert_eq!(mats.to_vec::<f32>().unwrap(), common::output(name, 1).to_vec::<f32>().unwrap());

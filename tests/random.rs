@@ -860,8 +860,21 @@ fn jitted_draws(key: &Array) -> (Array, Array, Array) {
 
 #[jit]
 #[vmap]
-fn per_key_normals(key: &Array) -> Array {
-    random::normal(&random::wrap_key_data(key), [2])
+fn per_key_normals(key: &Key) -> Array {
+    random::normal(key, [2])
+}
+
+/// Keys inside a struct: the key is one leaf of the tree, next to the arrays.
+#[derive(Clone, Tree)]
+struct Noisy {
+    key: Key,
+    scale: Array,
+}
+
+#[jit]
+fn noisy_draw(state: &Noisy) -> (Array, Key) {
+    let keys = random::split(&state.key, 2);
+    (random::normal(&keys.get(0), [3]) * &state.scale, keys.get(1))
 }
 
 #[test]
@@ -879,6 +892,20 @@ fn samplers_inside_jit_and_vmap_give_the_eager_numbers() {
         random::uniform(&split.get(1), [3]).to_vec::<f32>().unwrap()
     );
     // vmap over a batch of keys draws each key's own stream (the golden per-key rows).
-    let batch = random::key_data(&random::split(&key, 3));
-    assert_golden("randint_and_vmap_normal", 1, &per_key_normals(&batch));
+    assert_golden("randint_and_vmap_normal", 1, &per_key_normals(&random::split(&key, 3)));
+}
+
+#[test]
+fn keys_are_pytrees_that_jit_takes_and_returns() {
+    let state = Noisy { key: k(3), scale: Array::from(2.0f32) };
+    let (draw, next) = noisy_draw(&state);
+    let split = random::split(&k(3), 2);
+    let eager = random::normal(&split.get(0), [3]) * 2.0f32;
+    assert_eq!(draw.to_vec::<f32>().unwrap(), eager.to_vec::<f32>().unwrap());
+    assert_eq!(next, split.get(1));
+    let (_, again) = noisy_draw(&Noisy { key: next, scale: Array::from(2.0f32) });
+    assert_eq!(again, random::split(&split.get(1), 2).get(1));
+    assert_eq!(noisy_draw::cache_info().traces, 1, "a new key is new data, not a new trace");
+    let (leaves, def) = rjax::tree::flatten(&state.key);
+    assert_eq!((leaves.len(), def.to_string()), (1, "Key { data: * }".to_string()));
 }

@@ -5,6 +5,7 @@ use std::fmt;
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::shape::ShapeDisplay;
+use crate::tree::{DefReader, Node, Tree, TreeDef, Unflatten};
 
 /// A threefry2x32 PRNG key, or an n-dimensional array of keys, like the typed keys of
 /// `jax.random.key`.
@@ -129,8 +130,37 @@ impl Eq for Key {}
 
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let words = self.data.as_slice::<u32>().expect("key data is uint32");
-        write!(f, "Key(shape={}, data={words:?})", ShapeDisplay(self.shape()))
+        let shape = ShapeDisplay(self.shape());
+        match self.data.as_slice::<u32>() {
+            Some(words) => write!(f, "Key(shape={shape}, data={words:?})"),
+            // Inside a trace the words are not known yet.
+            None => write!(f, "Key(shape={shape}, data=traced {})", self.data.aval()),
+        }
+    }
+}
+
+/// A key is a pytree with its data as the one leaf, so `#[jit]`, `#[vmap]` and `#[pmap]`
+/// functions can take keys (and structs holding keys): under `vmap`/`pmap` a key array's
+/// leading axis maps like any array's, giving each lane or device its own key.
+impl Tree for Key {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        def.push(Node::Struct { name: "Key", fields: &["data"] });
+        self.data.flatten_into(def, leaves);
+    }
+}
+
+impl Unflatten for Key {
+    #[track_caller]
+    fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        match def.next("a Key") {
+            Node::Struct { name: "Key", .. } => {}
+            other => {
+                let other = other.clone();
+                def.mismatch("a Key", &other)
+            }
+        }
+        let data = Array::unflatten_from(def, leaves);
+        Key::from_data("Key", data)
     }
 }
 

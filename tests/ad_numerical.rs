@@ -762,6 +762,41 @@ fn switch_both_modes() {
     }
 }
 
+/// Scans in every mode and to second order: a recurrent cell with a captured weight (the
+/// argument is both the initial carry and, reshaped, the xs), a reverse scan with an integer
+/// counter in its carry, `map`, and `fori_loop` with static bounds.
+#[test]
+fn scan_both_modes() {
+    let mut rng = Rng::new(14);
+    let w = rng.array(&[3, 3], ANY);
+    let cell = |x: &Array| {
+        let xs = x.reshape([2, 3]) * 0.7;
+        let step = |h: Array, x: Array| {
+            let h = (w.dot(&h) * 0.5 + &x * &h + x).tanh();
+            (h.clone(), h.sin() * &h)
+        };
+        let (h, hs) = lax::scan(step, x.slice(s![0..3]), xs);
+        hs * h
+    };
+    check2("scan cell", cell, &rng.array(&[6], ANY), &mut rng);
+    let counted = |x: &Array| {
+        let options = lax::ScanOptions::default().reverse(true);
+        let step = |(i, c): (Array, Array), x: Array| {
+            let c = c.sin() * &x + i.astype(DType::F64) * &c;
+            ((i + 1, c.clone()), c.exp())
+        };
+        let (_, ys) = lax::scan_with(step, (Array::from(0), x.sum()), x.clone(), options);
+        ys
+    };
+    check2("reverse scan, integer carry", counted, &rng.array(&[4], ANY), &mut rng);
+    let mapped = |x: &Array| lax::map(|row: Array| row.exp() * row.sum(), x.clone());
+    check2("map", mapped, &rng.array(&[3, 2], ANY), &mut rng);
+    let fori = |x: &Array| {
+        lax::fori_loop(1, 4, |i, y: Array| y.sin() + i.astype(DType::F64) * &y * 0.3, x.clone())
+    };
+    check2("fori_loop, static bounds", fori, &rng.array(&[3], ANY), &mut rng);
+}
+
 /// A while loop whose trip count depends on the carry's value: `x <- x * sin(x) + x` until
 /// the counter reaches 3, plus a loop that runs while a value stays small.
 fn looped(x: &Array) -> Array {

@@ -173,3 +173,69 @@ fn a_while_body_changing_the_carry_shape_is_refused() {
 fn while_shapes(x: &Array) -> Array {
     lax::while_loop(|c: &Array| c.sum().lt(10.0), |c: Array| c.sum(), x.clone())
 }
+
+/// The compile-time refusals (locked in tests/ui/fail/*.stderr) tell users to write `lax::..`
+/// calls instead; each function they name must exist and run.
+#[test]
+fn compile_time_advice_names_functions_that_exist() {
+    type Call<'a> = Box<dyn Fn() + 'a>;
+    let x = Array::from(1.0f32);
+    let calls: Vec<(&str, Call<'_>)> = vec![
+        ("lax::cond", Box::new(|| drop(lax::cond(true, |x: Array| x, |x: Array| -x, x.clone())))),
+        ("lax::switch", Box::new(|| drop(lax::switch(0, &[&|x: Array| x], x.clone())))),
+        (
+            "lax::while_loop",
+            Box::new(|| {
+                drop(lax::while_loop(|c: &Array| c.lt(3.0), |c: Array| c + 1.0, x.clone()))
+            }),
+        ),
+        (
+            "lax::fori_loop",
+            Box::new(|| drop(lax::fori_loop(0, 2, |_, c: Array| c * 2.0, x.clone()))),
+        ),
+        (
+            "lax::scan",
+            Box::new(|| {
+                drop(lax::scan(|c: Array, y: Array| (c + &y, y), x.clone(), jnp::arange(2.0)))
+            }),
+        ),
+    ];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui/fail");
+    let mut named = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "stderr") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (at, _) in text.match_indices("lax::") {
+                let name: String = text[at..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
+                named.insert(name);
+            }
+        }
+    }
+    assert!(named.contains("lax::while_loop") && named.contains("lax::scan"), "{named:?}");
+    for name in &named {
+        let (_, call) = calls.iter().find(|(n, _)| n == name).unwrap_or_else(|| {
+            panic!("a compile error advises `{name}`, which this test does not know")
+        });
+        call();
+    }
+}
+
+#[test]
+fn select_chooses_elementwise_without_broadcasting() {
+    let x = jnp::array([-2.0f32, -0.5, 0.0, 0.5, 2.0]);
+    let y = lax::select(&x.gt(0.0), &x.square(), &(&x * -0.5));
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.0, 0.25, -0.0, 0.25, 4.0]);
+    let all = lax::select(&Array::from(true), &x, &x.square());
+    assert_eq!(all.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    let msg = common::panic_text(|| drop(lax::select(&x.gt(0.0), &x, &Array::from(1.0f32))));
+    assert!(msg.contains("select: the branches must have one shape and dtype"), "{msg}");
+    let msg = common::panic_text(|| drop(lax::select(&jnp::array([true, false]), &x, &x)));
+    assert!(
+        msg.contains("select: the predicate must be bool, 0-d or of the branches' shape"),
+        "{msg}"
+    );
+}

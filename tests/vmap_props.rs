@@ -222,6 +222,62 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "scan_carry_xs_consts",
+            args: |d| {
+                let (n, t) = (d[0], d[1]);
+                vec![(vec![n], Kind::Float), (vec![t, n], Kind::Float), (vec![n, n], Kind::Float)]
+            },
+            f: |a| {
+                let w = &a[2];
+                let (h, hs) = lax::scan(
+                    |h: Array, x: Array| {
+                        let h = (w.dot(&h) * 0.5 + x).tanh();
+                        (h.clone(), h.square())
+                    },
+                    a[0].clone(),
+                    a[1].clone(),
+                );
+                hs + h
+            },
+        },
+        Case {
+            name: "scan_reverse_integer_carry",
+            args: |d| vec![(vec![d[1], d[0]], Kind::Float)],
+            f: |a| {
+                let options = lax::ScanOptions::default().reverse(true);
+                let step = |(i, c): (Array, Array), x: Array| {
+                    let c = &c * 0.5 + &x * i.astype(DType::F32);
+                    ((i + 1, c.clone()), c)
+                };
+                let init = (Array::from(1i32), a[0].slice(s![0]) * 0.0);
+                lax::scan_with(step, init, a[0].clone(), options).1
+            },
+        },
+        Case {
+            name: "map",
+            args: matrix,
+            f: |a| lax::map(|row: Array| row.sin().sum() * &row, a[0].clone()),
+        },
+        Case {
+            name: "fori_loop_static",
+            args: vector,
+            f: |a| lax::fori_loop(0, 3, |i, x: Array| x.cos() + i.astype(DType::F32), a[0].clone()),
+        },
+        Case {
+            name: "grad_of_scan",
+            args: |d| vec![(vec![d[0]], Kind::Float), (vec![d[1], d[0]], Kind::Float)],
+            f: |a| {
+                let xs = a[1].clone();
+                grad_of(
+                    |h0| {
+                        let step = |h: Array, x: Array| ((&h * &x).sin(), h.sum());
+                        lax::scan(step, h0.clone(), xs.clone()).1.sum()
+                    },
+                    &a[0],
+                )
+            },
+        },
+        Case {
             name: "random_normal",
             args: |_| vec![(vec![2], Kind::Key)],
             f: |a| random::normal(&random::wrap_key_data(&a[0]), [3]),

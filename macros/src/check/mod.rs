@@ -56,7 +56,9 @@ pub fn refuse_while(at: &dyn ToTokens, value: &str) -> syn::Error {
         format!(
             "`while` on the traced value `{value}` cannot be traced: whether the loop goes on is \
              unknown until the function runs; write `lax::while_loop(|carry| condition, |carry| \
-             body, init)`, or loop over a static range (`for i in 0..n`)"
+             body, init)`, or loop over a static range (`for i in 0..n`, or \
+             `lax::fori_loop(0, n, |i, carry| body, init)` and `lax::scan`, which trace the \
+             body once and differentiate in reverse mode)"
         ),
     )
 }

@@ -53,6 +53,33 @@ where
     traced_branches("cond", &pred, branches, &operands)
 }
 
+/// `lax.select(pred, on_true, on_false)`: `on_true` where `pred` holds, else `on_false`,
+/// elementwise. Unlike [`jnp::where_`](crate::jnp::where_) nothing is broadcast or promoted:
+/// `pred` is a bool array of the branches' shape (or 0-d), and the branches share one shape
+/// and dtype.
+///
+/// ```
+/// use rjax_runtime::{jnp, lax};
+/// let x = jnp::array([-1.0f32, 2.0]);
+/// let y = lax::select(&x.gt(0.0), &x, &(&x * 0.1));
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![-0.1, 2.0]);
+/// ```
+#[track_caller]
+pub fn select(pred: &Array, on_true: &Array, on_false: &Array) -> Array {
+    let (p, t, f) = (pred.aval(), on_true.aval(), on_false.aval());
+    if t.shape != f.shape || t.dtype != f.dtype {
+        panic!("select: the branches must have one shape and dtype, got {t} and {f}");
+    }
+    if p.dtype != DType::Bool || !(p.shape.is_empty() || p.shape == t.shape) {
+        panic!(
+            "select: the predicate must be bool, 0-d or of the branches' shape {}, got {p}; \
+             jnp::where_ broadcasts",
+            crate::shape::ShapeDisplay(&t.shape)
+        );
+    }
+    crate::primitives::bind1(&crate::primitives::Select, &[pred, on_true, on_false])
+}
+
 /// `lax.switch(index, branches, operands)`: `branches[index](operands)`, with `index` (a 0-d
 /// integer) clamped into range, as JAX does.
 ///

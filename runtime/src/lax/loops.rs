@@ -49,7 +49,7 @@ pub fn while_loop<T: Unflatten>(cond: impl Fn(&T) -> Array, body: impl Fn(T) -> 
         let carry = body(tree::unflatten(&def, inputs));
         tree::flatten(&carry)
     });
-    check_carry(&def, &avals, &mut body_trace);
+    check_carry("while_loop", &def, &avals, &mut body_trace);
     let n_cond = cond_trace.captured.len();
     let prim = WhileLoop {
         cond: Arc::new(cond_trace.program),
@@ -64,8 +64,11 @@ pub fn while_loop<T: Unflatten>(cond: impl Fn(&T) -> Array, body: impl Fn(T) -> 
 }
 
 /// `lax.fori_loop(lower, upper, body_fun, init)`: `carry = body(i, carry)` for `i` in
-/// `lower..upper`, where `i` is a 0-d `int32` array. Runs as a [`while_loop`] (bounds may be
-/// traced).
+/// `lower..upper`, where `i` is a 0-d `int32` array.
+///
+/// With concrete bounds (Rust integers) the trip count is static and the loop is a
+/// [`scan`](super::scan), so it differentiates in reverse mode too; with a traced bound it is a
+/// [`while_loop`] (forward mode only), as in JAX.
 ///
 /// ```
 /// use rjax_runtime::{lax, Array};
@@ -86,6 +89,16 @@ pub fn fori_loop<T: Unflatten>(
             panic!("fori_loop: the {name} bound must be a 0-d integer, got {}", bound.aval());
         }
     }
+    if let (Some(lo), Some(hi)) = (static_bound(&lower), static_bound(&upper)) {
+        let length = usize::try_from(hi.saturating_sub(lo)).unwrap_or(0);
+        let step = |(i, carry): (Array, T), (): ()| {
+            let next = body(i.clone(), carry);
+            ((i + 1, next), ())
+        };
+        let options = super::ScanOptions::default().length(length);
+        let ((_, carry), ()) = super::scan_with(step, (lower, init), (), options);
+        return carry;
+    }
     let (_, _, carry) = while_loop(
         |(i, hi, _): &(Array, Array, T)| i.lt(hi),
         |(i, hi, carry): (Array, Array, T)| {
@@ -95,6 +108,14 @@ pub fn fori_loop<T: Unflatten>(
         (lower, upper, init),
     );
     carry
+}
+
+/// A bound's value when it is known while tracing.
+fn static_bound(bound: &Array) -> Option<i32> {
+    if bound.is_traced() {
+        return None;
+    }
+    bound.item::<i32>().ok()
 }
 
 fn predicate(p: &Array) -> bool {
@@ -109,13 +130,13 @@ fn check_predicate(p: &Array) {
     }
 }
 
-/// The body must give back a carry like the one it got; a weakly typed leaf (a Rust literal)
-/// adopts the carry's dtype.
+/// The body of loop `op` must give back a carry like the one it got (its first outputs); a
+/// weakly typed leaf (a Rust literal) adopts the carry's dtype.
 #[track_caller]
-fn check_carry(def: &TreeDef, avals: &[Aval], body: &mut Traced<TreeDef>) {
+pub(super) fn check_carry(op: &str, def: &TreeDef, avals: &[Aval], body: &mut Traced<TreeDef>) {
     if body.extra != *def {
         panic!(
-            "while_loop: the body must return the carry's structure {def}, but returns {}",
+            "{op}: the body must return the carry's structure {def}, but returns {}",
             body.extra
         );
     }
@@ -125,8 +146,8 @@ fn check_carry(def: &TreeDef, avals: &[Aval], body: &mut Traced<TreeDef>) {
             convert_output(&mut body.program, i, want.dtype, want.weak);
         } else if got.shape != want.shape || got.dtype != want.dtype {
             panic!(
-                "while_loop: the body must return the carry's shapes and dtypes; carry leaf {i} \
-                 is {want} but the body returns {got}"
+                "{op}: the body must return the carry's shapes and dtypes; carry leaf {i} is \
+                 {want} but the body returns {got}"
             );
         }
     }

@@ -2,17 +2,19 @@
 //!
 //! Each takes closures that the runtime traces into sub-programs when their operands are
 //! traced, so the choice or the loop happens when the program runs: [`cond`] and [`switch`]
-//! pick a branch, [`while_loop`] and [`fori_loop`] loop; [`psum`] and the other collectives
+//! pick a branch, [`scan`], [`map`], [`fori_loop`] and [`while_loop`] loop; [`psum`] and the other collectives
 //! combine values across a named mapped axis. With concrete operands outside a
 //! trace they simply run the Rust closures.
 
 mod branch;
 mod collective;
 mod loops;
+mod scan;
 
 pub use crate::transform::ad::custom::stop_gradient;
-pub use branch::{cond, switch};
+pub use branch::{cond, select, switch};
 pub use collective::{
     all_gather, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter, AxisNames,
 };
 pub use loops::{fori_loop, while_loop};
+pub use scan::{map, scan, scan_with, ScanOptions};

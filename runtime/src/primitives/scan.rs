@@ -1,0 +1,369 @@
+//! `scan`: a loop over the leading axis of its `xs`, threading a carry through a body traced
+//! once (`lax.scan`). Its trip count is static, so unlike `while` it can be reversed: the
+//! jvp rule stores each step's incoming carry and runs a second scan linear in the tangents,
+//! which the transpose rule runs backwards.
+
+use std::sync::Arc;
+
+use super::{bind, describe, Aval, Primitive};
+use crate::array::Array;
+use crate::ir::{eval_program, trace, Program};
+use crate::transform::ad::ops;
+use crate::transform::ad::{differentiable, jvp_eval, transpose_program, LinearArg, Tangent};
+use crate::transform::batch::ops::{lane, stack, to_dim, Batched};
+use crate::transform::batch::{batch_program, batched_outputs, BatchAxis, BatchDim};
+
+/// `scan`: `length` steps of `body`. Inputs are the carry (`carry` of them), the stacked
+/// `xs` (`xs` of them, each with a leading axis of `length`), then constants the body
+/// captured. The body takes `carry ++ one slice of each xs ++ consts` and returns
+/// `next carry ++ y`; the outputs are the final carry, then each `y` stacked along a new
+/// leading axis. With `reverse`, step `i` reads and writes index `length - 1 - i`.
+#[derive(Clone, Debug)]
+pub struct Scan {
+    pub body: Arc<Program>,
+    pub length: usize,
+    pub reverse: bool,
+    pub carry: usize,
+    pub xs: usize,
+}
+
+impl Primitive for Scan {
+    fn name(&self) -> String {
+        "scan".to_string()
+    }
+
+    fn params(&self) -> String {
+        format!("length={} reverse={}", self.length, self.reverse)
+    }
+
+    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
+        let body_in = self.body.input_avals();
+        if inputs.len() != body_in.len() || inputs.len() < self.carry + self.xs {
+            return Err(format!(
+                "expected {} operands for the body's inputs {}, got {}",
+                body_in.len(),
+                describe(&body_in),
+                describe(inputs)
+            ));
+        }
+        let (carry, rest) = inputs.split_at(self.carry);
+        let (xs, consts) = rest.split_at(self.xs);
+        let slices: Vec<Aval> = xs.iter().map(|x| self.slice_aval(x)).collect::<Result<_, _>>()?;
+        let wanted: Vec<Aval> = carry.iter().chain(&slices).chain(consts).cloned().collect();
+        if !same_types(&wanted, &body_in) {
+            return Err(format!(
+                "the body takes {} but is given {}",
+                describe(&body_in),
+                describe(&wanted)
+            ));
+        }
+        let body_out = self.body.output_avals();
+        if body_out.len() < self.carry || !same_types(carry, &body_out[..self.carry]) {
+            return Err(format!(
+                "the body must return the carry's types first: the carry is {} but the body \
+                 returns {}",
+                describe(carry),
+                describe(&body_out)
+            ));
+        }
+        let ys = body_out[self.carry..].iter().map(|y| self.stacked_aval(y));
+        Ok(carry.iter().cloned().chain(ys).collect())
+    }
+
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let (carry, rest) = inputs.split_at(self.carry);
+        let (xs, consts) = rest.split_at(self.xs);
+        let mut carry: Vec<Array> = carry.iter().map(|c| (*c).clone()).collect();
+        let num_ys = outputs.len() - self.carry;
+        let mut ys: Vec<Vec<Array>> = vec![Vec::with_capacity(self.length); num_ys];
+        for step in 0..self.length {
+            let i = self.index(step);
+            let mut args = carry;
+            args.extend(xs.iter().map(|x| lane(x, Some(0), i)));
+            args.extend(consts.iter().map(|c| (*c).clone()));
+            let mut outs = eval_program(&self.body, &args);
+            for (column, y) in ys.iter_mut().zip(outs.split_off(self.carry)) {
+                column.push(y);
+            }
+            carry = outs;
+        }
+        if self.reverse {
+            ys.iter_mut().for_each(|column| column.reverse());
+        }
+        let stacked = ys.iter().zip(&outputs[self.carry..]).map(|(column, aval)| {
+            if column.is_empty() {
+                ops::zeros(aval)
+            } else {
+                stack(column)
+            }
+        });
+        let results = carry.into_iter().chain(stacked);
+        results.zip(outputs).map(|(r, aval)| r.with_weak_type(aval.weak)).collect()
+    }
+
+    fn subprograms(&self) -> Vec<(String, &Program)> {
+        vec![("body".to_string(), self.body.as_ref())]
+    }
+
+    fn has_effect(&self) -> bool {
+        self.body.equations.iter().any(|e| e.prim.has_effect())
+    }
+
+    fn with_subprograms(&self, programs: Vec<Program>) -> Option<Arc<dyn Primitive>> {
+        let [body]: [Program; 1] = programs.try_into().ok()?;
+        Some(Arc::new(Scan { body: Arc::new(body), ..self.clone() }))
+    }
+
+    /// The primal results come from a scan that also stacks each step's incoming carry; the
+    /// tangents from a second scan whose carry is the carry's tangent and whose xs include
+    /// those stored carries, so it is linear in the tangents (and transposes).
+    fn jvp(
+        &self,
+        primals: &[Array],
+        tangents: &[Tangent],
+    ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
+        let (n, m) = (self.carry, self.xs);
+        let refs: Vec<&Array> = primals.iter().collect();
+        let mut outs = bind(&self.storing_carries(), &refs);
+        let stored = outs.split_off(outs.len() - n);
+        let (carry, rest) = primals.split_at(n);
+        let (xs, consts) = rest.split_at(m);
+        let float: Vec<bool> = carry.iter().map(|c| differentiable(&c.aval())).collect();
+        let carry_tangents: Vec<Array> = tangents[..n]
+            .iter()
+            .zip(carry)
+            .filter(|(_, c)| differentiable(&c.aval()))
+            .map(|(t, c)| ops::instantiate(t, &c.aval()))
+            .collect();
+        let x_tangents: Vec<&Array> = tangents[n..n + m].iter().flatten().collect();
+        let const_tangents: Vec<&Array> = tangents[n + m..].iter().flatten().collect();
+        let nonzero: Vec<bool> = tangents[n..].iter().map(Option::is_some).collect();
+        let body = self.tangent_body(&float, &nonzero);
+        let tangent_scan = Scan {
+            body: Arc::new(body),
+            carry: carry_tangents.len(),
+            xs: m + n + x_tangents.len(),
+            ..*self
+        };
+        let mut inputs: Vec<&Array> = carry_tangents.iter().collect();
+        inputs.extend(xs.iter().chain(&stored));
+        inputs.extend(x_tangents);
+        inputs.extend(consts);
+        inputs.extend(const_tangents);
+        let results = bind(&tangent_scan, &inputs);
+        Ok((outs.clone(), ops::float_tangents(&outs, results)))
+    }
+
+    /// Transposes a scan linear in its carry and its linear xs and constants: a scan the
+    /// other way whose carry is the carry's cotangent plus the constants' cotangents summed
+    /// so far, and whose ys are the linear xs' cotangents.
+    fn transpose(&self, cts: &[Tangent], args: &[LinearArg]) -> Result<Vec<Tangent>, String> {
+        let (n, m) = (self.carry, self.xs);
+        let (carry_args, rest) = args.split_at(n);
+        let (x_args, const_args) = rest.split_at(m);
+        if carry_args.iter().any(|a| !differentiable(&a.aval())) {
+            return Err("scan: only a scan whose carry is all tangents can be transposed".into());
+        }
+        // A known carry slot still holds a tangent (an instantiated zero): its cotangent is
+        // computed and dropped, since the body is linear in it.
+        let mut linear: Vec<bool> = vec![true; n];
+        linear.extend(x_args.iter().chain(const_args).map(LinearArg::is_linear));
+        let transposed = transpose_program(&self.body, &linear);
+        let outputs = self.abstract_eval(&args.iter().map(LinearArg::aval).collect::<Vec<_>>())?;
+        let cts = ops::float_cts(cts, &outputs);
+        let (carry_cts, y_cts) = cts.split_at(n);
+        let linear_consts: Vec<Aval> =
+            const_args.iter().filter(|a| a.is_linear()).map(LinearArg::aval).collect();
+        let zero_sums: Vec<Array> = linear_consts.iter().map(ops::zeros).collect();
+        let known_xs: Vec<&Array> = x_args.iter().filter_map(LinearArg::known).collect();
+        let known_consts: Vec<&Array> = const_args.iter().filter_map(LinearArg::known).collect();
+        let body = self.transposed_body(&transposed, n + linear_consts.len(), known_xs.len());
+        let backwards = Scan {
+            body: Arc::new(body),
+            length: self.length,
+            reverse: !self.reverse,
+            carry: n + linear_consts.len(),
+            xs: known_xs.len() + y_cts.len(),
+        };
+        let mut inputs: Vec<&Array> = carry_cts.iter().chain(&zero_sums).collect();
+        inputs.extend(known_xs);
+        inputs.extend(y_cts);
+        inputs.extend(known_consts);
+        let mut results = bind(&backwards, &inputs).into_iter();
+        let carry_cts: Vec<Tangent> =
+            carry_args.iter().map(|a| results.next().filter(|_| a.is_linear())).collect();
+        let const_sums: Vec<Array> = results.by_ref().take(linear_consts.len()).collect();
+        let mut result = carry_cts;
+        result.extend(ops::linear_cts(x_args, results.collect()));
+        result.extend(ops::linear_cts(const_args, const_sums));
+        Ok(result)
+    }
+
+    /// Carry elements are batched where they enter batched or the body makes them so (a
+    /// fixed point); batched xs have their batch axis moved to 1, so each slice has it at 0.
+    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
+        let (n, m) = (self.carry, self.xs);
+        let (carry_dims, rest) = dims.split_at(n);
+        let (x_dims, const_dims) = rest.split_at(m);
+        let slice_dims: Vec<BatchDim> = x_dims.iter().map(|d| d.map(|_| 0)).collect();
+        let body_dims = |batched: &[bool]| -> Vec<BatchDim> {
+            let carry = batched.iter().map(|&b| b.then_some(0));
+            carry.chain(slice_dims.iter().copied()).chain(const_dims.iter().copied()).collect()
+        };
+        let mut batched: Vec<bool> = carry_dims.iter().map(Option::is_some).collect();
+        loop {
+            let outs = batched_outputs(&self.body, &body_dims(&batched), axis);
+            let next: Vec<bool> = batched.iter().zip(&outs).map(|(a, b)| *a || *b).collect();
+            if next == batched {
+                break;
+            }
+            batched = next;
+        }
+        let num_ys = self.body.outputs.len() - n;
+        let force: Vec<bool> = batched.iter().copied().chain(vec![false; num_ys]).collect();
+        let (body, out_dims) = batch_program(&self.body, &body_dims(&batched), axis, &force);
+        let carry = args[..n].iter().zip(carry_dims).zip(&batched).map(|((c, d), &b)| {
+            if b {
+                to_dim(c, *d, 0, axis.size)
+            } else {
+                c.clone()
+            }
+        });
+        let xs = args[n..n + m].iter().zip(x_dims).map(|(x, d)| match d {
+            Some(_) => to_dim(x, *d, 1, axis.size),
+            None => x.clone(),
+        });
+        let inputs: Vec<Array> = carry.chain(xs).chain(args[n + m..].iter().cloned()).collect();
+        let refs: Vec<&Array> = inputs.iter().collect();
+        let outs = bind(&Scan { body: Arc::new(body), ..*self }, &refs);
+        let mut result_dims: Vec<BatchDim> = batched.iter().map(|&b| b.then_some(0)).collect();
+        result_dims.extend(out_dims[n..].iter().map(|d| d.map(|_| 1)));
+        Ok((outs, result_dims))
+    }
+}
+
+impl Scan {
+    /// The step that reads and writes index `i` at iteration `step`.
+    fn index(&self, step: usize) -> usize {
+        if self.reverse {
+            self.length - 1 - step
+        } else {
+            step
+        }
+    }
+
+    fn slice_aval(&self, x: &Aval) -> Result<Aval, String> {
+        match x.shape.split_first() {
+            Some((&len, rest)) if len == self.length => {
+                Ok(Aval { shape: rest.to_vec(), dtype: x.dtype, weak: x.weak })
+            }
+            _ => Err(format!(
+                "every xs operand needs a leading axis of the scan's length {}, got {x}",
+                self.length
+            )),
+        }
+    }
+
+    fn stacked_aval(&self, y: &Aval) -> Aval {
+        let mut shape = vec![self.length];
+        shape.extend_from_slice(&y.shape);
+        Aval { shape, ..y.clone() }
+    }
+
+    /// This scan with each step's incoming carry as extra ys (the jvp's stored residuals).
+    fn storing_carries(&self) -> Scan {
+        let mut body = (*self.body).clone();
+        let incoming = body.inputs[..self.carry].to_vec();
+        body.outputs.extend(incoming.into_iter().map(crate::ir::Atom::Var));
+        Scan { body: Arc::new(body), ..self.clone() }
+    }
+
+    /// The body of the tangent scan: it takes the float carry's tangents, then as xs the
+    /// primal xs, the stored carry and the nonzero xs tangents, then as constants the primal
+    /// constants and their nonzero tangents; it returns the next carry's tangents and the
+    /// float ys' tangents.
+    fn tangent_body(&self, float: &[bool], nonzero: &[bool]) -> Program {
+        let (n, m) = (self.carry, self.xs);
+        let body_in = self.body.input_avals();
+        let (carry_avals, rest) = body_in.split_at(n);
+        let (x_avals, const_avals) = rest.split_at(m);
+        let tangent_avals = carry_avals.iter().zip(float).filter(|(_, f)| **f).map(|(a, _)| a);
+        let (x_nonzero, const_nonzero) = nonzero.split_at(m);
+        let chosen = |avals: &[Aval], mask: &[bool]| -> Vec<Aval> {
+            avals.iter().zip(mask).filter(|(_, nz)| **nz).map(|(a, _)| a.clone()).collect()
+        };
+        let mut avals: Vec<Aval> = tangent_avals.cloned().collect();
+        let nt = avals.len();
+        avals.extend(x_avals.iter().chain(carry_avals).cloned());
+        avals.extend(chosen(x_avals, x_nonzero));
+        avals.extend(const_avals.iter().cloned());
+        avals.extend(chosen(const_avals, const_nonzero));
+        let out_avals = self.body.output_avals();
+        trace::trace_with(&avals, |ins| {
+            let (carry_t, rest) = ins.split_at(nt);
+            let (xs, rest) = rest.split_at(m);
+            let (carry, rest) = rest.split_at(n);
+            let nxt = x_nonzero.iter().filter(|nz| **nz).count();
+            let (x_t, rest) = rest.split_at(nxt);
+            let (consts, const_t) = rest.split_at(const_avals.len());
+            let primals: Vec<Array> = carry.iter().chain(xs).chain(consts).cloned().collect();
+            let mut tangents = spread(carry_t, float);
+            tangents.extend(spread(x_t, x_nonzero));
+            tangents.extend(spread(const_t, const_nonzero));
+            let (_, out_t) = jvp_eval(&self.body, &primals, &tangents);
+            let result = out_t
+                .iter()
+                .zip(&out_avals)
+                .filter(|(_, a)| differentiable(a))
+                .map(|(t, a)| ops::instantiate(t, a))
+                .collect();
+            (result, ())
+        })
+        .program
+    }
+
+    /// The body of the backwards scan: it takes the carry's cotangent and the constants'
+    /// running cotangent sums (`carry` of them), one slice of the known xs (`known_xs` of them)
+    /// and of the ys' cotangents, then the known constants; it runs the transposed body and
+    /// returns the previous carry's cotangent, the updated sums, and the linear xs' cotangents.
+    fn transposed_body(&self, transposed: &Program, carry: usize, known_xs: usize) -> Program {
+        let n = self.carry;
+        let t_in = transposed.input_avals();
+        let float_outs = self.body.output_avals().iter().filter(|a| differentiable(a)).count();
+        let num_known = t_in.len() - float_outs;
+        let known_consts = num_known - known_xs;
+        let mut avals: Vec<Aval> = t_in[num_known..num_known + n].to_vec();
+        let sums: Vec<Aval> =
+            transposed.output_avals()[transposed.outputs.len() - (carry - n)..].to_vec();
+        avals.extend(sums);
+        avals.extend(t_in[..known_xs].iter().cloned());
+        avals.extend(t_in[num_known + n..].iter().cloned());
+        avals.extend(t_in[known_xs..num_known].iter().cloned());
+        trace::trace_with(&avals, |ins| {
+            let (carry_ct, rest) = ins.split_at(n);
+            let (sums, rest) = rest.split_at(carry - n);
+            let (known_x, rest) = rest.split_at(known_xs);
+            let (y_ct, known_c) = rest.split_at(rest.len() - known_consts);
+            let args: Vec<Array> =
+                known_x.iter().chain(known_c).chain(carry_ct).chain(y_ct).cloned().collect();
+            let mut cts = eval_program(transposed, &args);
+            let const_cts = cts.split_off(cts.len() - sums.len());
+            let x_cts = cts.split_off(n);
+            let mut result = cts;
+            result.extend(sums.iter().zip(&const_cts).map(|(s, c)| ops::add(s, c)));
+            result.extend(x_cts);
+            (result, ())
+        })
+        .program
+    }
+}
+
+/// One tangent per mask entry: the next of `present` where the mask holds, else zero.
+fn spread(present: &[Array], mask: &[bool]) -> Vec<Tangent> {
+    let mut present = present.iter();
+    mask.iter().map(|&m| if m { present.next().cloned() } else { None }).collect()
+}
+
+fn same_types(a: &[Aval], b: &[Aval]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.shape == y.shape && x.dtype == y.dtype)
+}

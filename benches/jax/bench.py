@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
 
-    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random
+    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan
 """
 import os
 import sys
@@ -108,4 +108,28 @@ def w7():
 
 W7_SHAPE = (500, 600)
 
-{"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random}[sys.argv[1]]()
+
+def scan():
+    """A 1000-step scan of a tanh RNN cell (benches/scan_rnn.rs): the loss, and the loss
+    with its gradient w.r.t. the cell."""
+    steps, batch, inp, hidden = 1000, 16, 32, 64
+    wave = lambda n, scale: jnp.sin(jnp.arange(n, dtype=jnp.float32) * 0.37) * scale
+    cell = (wave(hidden * hidden, 0.1).reshape(hidden, hidden),
+            wave(inp * hidden, 0.2).reshape(inp, hidden), jnp.zeros(hidden))
+    h0 = jnp.zeros((batch, hidden))
+    xs = wave(steps * batch * inp, 1.0).reshape(steps, batch, inp)
+
+    def loss(cell, h0, xs):
+        wh, wx, b = cell
+        def step(h, x):
+            h = jnp.tanh(h @ wh + x @ wx + b)
+            return h, h
+        _, hs = jax.lax.scan(step, h0, xs)
+        return jnp.mean(hs ** 2)
+
+    value = jax.jit(loss)
+    both = jax.jit(jax.value_and_grad(loss))
+    print("jax_scan_rnn_value", median_time(lambda: value(cell, h0, xs).block_until_ready()))
+    print("jax_scan_rnn_value_and_grad", median_time(lambda: jax.block_until_ready(both(cell, h0, xs))))
+
+{"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random, "scan": scan}[sys.argv[1]]()

@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use super::{bind, describe, Aval, Primitive};
 use crate::array::Array;
+use crate::exec::plan::Plan;
 use crate::ir::{eval_program, trace, Program};
 use crate::transform::ad::ops;
 use crate::transform::ad::{differentiable, jvp_eval, transpose_program, LinearArg, Tangent};
 use crate::transform::batch::ops::{lane, stack, to_dim, Batched};
 use crate::transform::batch::{batch_program, batched_outputs, BatchAxis, BatchDim};
+use crate::transform::simplify::simplify;
 
 /// `scan`: `length` steps of `body`. Inputs are the carry (`carry` of them), the stacked
 /// `xs` (`xs` of them, each with a leading axis of `length`), then constants the body
@@ -73,6 +75,8 @@ impl Primitive for Scan {
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
         let (carry, rest) = inputs.split_at(self.carry);
         let (xs, consts) = rest.split_at(self.xs);
+        // Planned once per run, so each step runs the kernels without re-checking shapes.
+        let plan = Plan::new(simplify(&self.body));
         let mut carry: Vec<Array> = carry.iter().map(|c| (*c).clone()).collect();
         let num_ys = outputs.len() - self.carry;
         let mut ys: Vec<Vec<Array>> = vec![Vec::with_capacity(self.length); num_ys];
@@ -81,7 +85,7 @@ impl Primitive for Scan {
             let mut args = carry;
             args.extend(xs.iter().map(|x| lane(x, Some(0), i)));
             args.extend(consts.iter().map(|c| (*c).clone()));
-            let mut outs = eval_program(&self.body, &args);
+            let mut outs = plan.run(args);
             for (column, y) in ys.iter_mut().zip(outs.split_off(self.carry)) {
                 column.push(y);
             }

@@ -7,7 +7,7 @@ use super::{expect_arity, Aval, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::map;
-use crate::exec::cpu::xla_math::{erf_f32, erf_inv_f32, erf_inv_f64};
+use crate::exec::cpu::xla_math::{erf_f32, erf_inv_f32, erf_inv_f64, tanh_f32};
 use crate::transform::ad::ops::{self, add, div, mul, neg, scalar, scale, select, unary};
 use crate::transform::ad::{LinearArg, Tangent};
 use crate::transform::batch::ops::{one, Batched};
@@ -382,7 +382,7 @@ pub(crate) trait Real:
 }
 
 macro_rules! real {
-    ($t:ident, $erf:path, $erf_inv:path) => {
+    ($t:ident, $tanh:path, $erf:path, $erf_inv:path) => {
         impl Real for $t {
             #[inline(always)]
             fn one() -> Self {
@@ -465,7 +465,7 @@ macro_rules! real {
             }
             #[inline(always)]
             fn tanh(self) -> Self {
-                $t::tanh(self)
+                $tanh(self)
             }
             #[inline(always)]
             fn asinh(self) -> Self {
@@ -525,8 +525,8 @@ macro_rules! real {
     };
 }
 
-real!(f32, erf_f32, erf_inv_f32);
-real!(f64, libm::erf, erf_inv_f64);
+real!(f32, tanh_f32, erf_f32, erf_inv_f32);
+real!(f64, f64::tanh, libm::erf, erf_inv_f64);
 
 /// The integer operations unary primitives need.
 pub(crate) trait Int: Element {

@@ -269,6 +269,9 @@ type Operand<'a, T> = (&'a [T], &'a [usize]);
 
 fn eval_typed<T: Scalar>(op: BinaryOp, a: Operand<T>, b: Operand<T>, shape: &[usize]) -> Buffer {
     use BinaryOp::*;
+    if let Some(out) = T::inlined(op, a, b, shape) {
+        return out;
+    }
     let same = |f: fn(T, T) -> T| T::wrap(zip(a, b, shape, f));
     let test = |f: fn(T, T) -> bool| Buffer::Bool(zip(a, b, shape, f));
     match op {
@@ -312,6 +315,17 @@ pub(crate) trait Scalar: Element {
     fn xor(self, o: Self) -> Self;
     fn lt(self, o: Self) -> bool;
     fn le(self, o: Self) -> bool;
+    /// The hot arithmetic of float types with the scalar function inlined into its own loop,
+    /// so it vectorizes; the other operations and types share loops that call through a
+    /// function pointer, which keeps the crate's compile time down.
+    fn inlined(
+        _op: BinaryOp,
+        _a: Operand<Self>,
+        _b: Operand<Self>,
+        _shape: &[usize],
+    ) -> Option<Buffer> {
+        None
+    }
 }
 
 macro_rules! float_scalar {
@@ -333,6 +347,18 @@ macro_rules! float_scalar {
             #[inline(always)] fn xor(self, _: Self) -> Self { unreachable!() }
             #[inline(always)] fn lt(self, o: Self) -> bool { self < o }
             #[inline(always)] fn le(self, o: Self) -> bool { self <= o }
+            fn inlined(op: BinaryOp, a: Operand<Self>, b: Operand<Self>, shape: &[usize]) -> Option<Buffer> {
+                let out = match op {
+                    BinaryOp::Add => zip(a, b, shape, |x: $t, y| x + y),
+                    BinaryOp::Sub => zip(a, b, shape, |x: $t, y| x - y),
+                    BinaryOp::Mul => zip(a, b, shape, |x: $t, y| x * y),
+                    BinaryOp::Div => zip(a, b, shape, |x: $t, y| x / y),
+                    BinaryOp::Max => zip(a, b, shape, <$t as Scalar>::max),
+                    BinaryOp::Min => zip(a, b, shape, <$t as Scalar>::min),
+                    _ => return None,
+                };
+                Some(<$t as Element>::wrap(out))
+            }
         }
     )*};
 }

@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
 
-    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan
+    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv
 """
 import os
 import sys
@@ -132,4 +132,18 @@ def scan():
     print("jax_scan_rnn_value", median_time(lambda: value(cell, h0, xs).block_until_ready()))
     print("jax_scan_rnn_value_and_grad", median_time(lambda: jax.block_until_ready(both(cell, h0, xs))))
 
-{"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random, "scan": scan}[sys.argv[1]]()
+
+def conv():
+    """benches/conv.rs: a 3x3 SAME convolution, batch 32, 3 -> 32 channels, 32x32, f32, NCHW."""
+    kx, kk = jax.random.split(jax.random.PRNGKey(0))
+    x = jax.random.normal(kx, (32, 3, 32, 32))
+    k = jax.random.normal(kk, (32, 3, 3, 3)) * 0.1
+    dn = ("NCHW", "OIHW", "NCHW")
+    f = lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn)
+    forward = jax.jit(f)
+    both = jax.jit(jax.value_and_grad(lambda x, k: jnp.sum(f(x, k)), argnums=(0, 1)))
+    print("jax_conv_forward", median_time(lambda: forward(x, k).block_until_ready(), runs=21))
+    print("jax_conv_forward_backward", median_time(lambda: jax.block_until_ready(both(x, k)), runs=21))
+
+{"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random, "scan": scan,
+ "conv": conv}[sys.argv[1]]()

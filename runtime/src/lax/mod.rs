@@ -1,20 +1,24 @@
-//! `lax`: structured control flow that traced code can use, as `jax.lax`.
+//! `lax`: structured control flow that traced code can use, and convolutions, as `jax.lax`.
 //!
 //! Each takes closures that the runtime traces into sub-programs when their operands are
 //! traced, so the choice or the loop happens when the program runs: [`cond`] and [`switch`]
 //! pick a branch, [`scan`], [`map`], [`fori_loop`] and [`while_loop`] loop; [`psum`] and the other collectives
 //! combine values across a named mapped axis. With concrete operands outside a
-//! trace they simply run the Rust closures.
+//! trace they simply run the Rust closures. [`conv_general_dilated`] is XLA's general
+//! convolution, with the shortcuts [`conv`] and [`conv_with_general_padding`].
 
 mod branch;
 mod collective;
+mod conv;
 mod loops;
 mod scan;
 
+pub use crate::primitives::ConvDimensionNumbers;
 pub use crate::transform::ad::custom::stop_gradient;
 pub use branch::{cond, select, switch};
 pub use collective::{
     all_gather, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter, AxisNames,
 };
+pub use conv::{conv, conv_general_dilated, conv_with_general_padding, ConvOptions, Padding};
 pub use loops::{fori_loop, while_loop};
 pub use scan::{map, scan, scan_with, ScanOptions};

@@ -11,6 +11,7 @@
 pub mod binary;
 pub mod collective;
 pub mod control;
+pub mod conv;
 pub mod convert;
 pub mod custom_ad;
 pub mod indexing;
@@ -37,6 +38,7 @@ use crate::transform::batch::{BatchAxis, BatchDim};
 pub use binary::BinaryOp;
 pub use collective::{AllGather, AxisIndex, Collective, CollectiveOp, Ppermute, PsumScatter};
 pub use control::{Cond, DebugPrint, WhileLoop};
+pub use conv::{ConvDimensionNumbers, ConvGeneralDilated};
 pub use convert::Convert;
 pub use custom_ad::{Checkpoint, CustomJvp, CustomVjp, CustomVjpLinear, StopGradient};
 pub use indexing::{Gather, IndexMode, Scatter, ScatterOp};

@@ -190,10 +190,10 @@ use sealed::Shape;
 
 /// Dimensions of one product `(m x k) @ (k x n)`.
 #[derive(Clone, Copy, Debug)]
-struct Dims {
-    m: usize,
-    k: usize,
-    n: usize,
+pub(crate) struct Dims {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
 }
 
 impl Dims {
@@ -306,7 +306,7 @@ where
 // ---------------------------------------------------------------------------
 
 /// Element types with a `gemm` kernel (`gemm::gemm` panics for any other).
-trait GemmFloat:
+pub(crate) trait GemmFloat:
     Copy + Send + Sync + 'static + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
 {
     const ZERO: Self;
@@ -414,40 +414,73 @@ fn gemm_call<T: GemmFloat>(
     rhs_row_stride: usize,
     parallelism: gemm::Parallelism,
 ) {
+    let Dims { k, n, .. } = d;
+    let dst = MatMut { data: dst, row_stride: n, col_stride: 1 };
+    let lhs = MatRef { data: lhs, row_stride: k, col_stride: 1 };
+    let rhs = MatRef { data: rhs, row_stride: rhs_row_stride, col_stride: 1 };
+    gemm_strided(dst, lhs, rhs, d, parallelism);
+}
+
+/// A matrix read from a slice: element `(i, j)` is `data[i * row_stride + j * col_stride]`.
+#[derive(Clone, Copy)]
+pub(crate) struct MatRef<'a, T> {
+    pub data: &'a [T],
+    pub row_stride: usize,
+    pub col_stride: usize,
+}
+
+/// A matrix written into a slice, laid out as [`MatRef`] describes.
+pub(crate) struct MatMut<'a, T> {
+    pub data: &'a mut [T],
+    pub row_stride: usize,
+    pub col_stride: usize,
+}
+
+/// Index one past the last element an `rows x cols` matrix with these strides addresses.
+fn extent(rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> usize {
+    (rows - 1) * row_stride + (cols - 1) * col_stride + 1
+}
+
+/// `dst = lhs @ rhs` (`m x k` times `k x n`) for matrices with any strides, overwriting
+/// `dst` whatever it held; `k == 0` leaves `dst` untouched, so callers zero it themselves.
+pub(crate) fn gemm_strided<T: GemmFloat>(
+    dst: MatMut<'_, T>,
+    lhs: MatRef<'_, T>,
+    rhs: MatRef<'_, T>,
+    d: Dims,
+    parallelism: gemm::Parallelism,
+) {
     let Dims { m, k, n } = d;
-    if m == 0 || n == 0 {
+    if m == 0 || n == 0 || k == 0 {
         return;
     }
-    assert!(k > 0 && rhs_row_stride >= n);
-    assert!(dst.len() >= m * n && lhs.len() >= m * k);
-    assert!(rhs.len() >= (k - 1) * rhs_row_stride + n);
-    // Slice lengths never exceed isize::MAX, so neither do these strides.
-    let (k_stride, n_stride) = (k as isize, n as isize);
-    let rhs_stride = rhs_row_stride as isize;
+    assert!(dst.data.len() >= extent(m, n, dst.row_stride, dst.col_stride));
+    assert!(lhs.data.len() >= extent(m, k, lhs.row_stride, lhs.col_stride));
+    assert!(rhs.data.len() >= extent(k, n, rhs.row_stride, rhs.col_stride));
+    let stride = |s: usize| isize::try_from(s).expect("gemm: a matrix stride overflows isize");
     // SAFETY: gemm computes dst := alpha*dst + beta*lhs@rhs (alpha unused
     // because read_dst is false, beta = 1) for an m x n `dst`, m x k `lhs` and
-    // k x n `rhs`, each given as (column stride, row stride). Here they are
-    // (1, n), (1, k) and (1, rhs_row_stride), so the last elements addressed
-    // are dst[m*n - 1], lhs[m*k - 1] and rhs[(k-1)*rhs_row_stride + n - 1],
-    // all in bounds by the asserts above. `dst` is an exclusive borrow, so it
-    // aliases neither input; `T` is f32, f64 or f16 (sealed `GemmFloat`), the
-    // types gemm supports. gemm joins its worker threads before returning, so
-    // no pointer outlives its borrow.
+    // k x n `rhs`, each given as (column stride, row stride). The asserts above
+    // bound the last element each of them addresses, (rows - 1) * row_stride +
+    // (cols - 1) * col_stride, by its slice's length. `dst` is an exclusive
+    // borrow, so it aliases neither input; `T` is f32, f64 or f16 (sealed
+    // `GemmFloat`), the types gemm supports. gemm joins its worker threads
+    // before returning, so no pointer outlives its borrow.
     unsafe {
         gemm::gemm(
             m,
             n,
             k,
-            dst.as_mut_ptr(),
-            1,
-            n_stride,
+            dst.data.as_mut_ptr(),
+            stride(dst.col_stride),
+            stride(dst.row_stride),
             false,
-            lhs.as_ptr(),
-            1,
-            k_stride,
-            rhs.as_ptr(),
-            1,
-            rhs_stride,
+            lhs.data.as_ptr(),
+            stride(lhs.col_stride),
+            stride(lhs.row_stride),
+            rhs.data.as_ptr(),
+            stride(rhs.col_stride),
+            stride(rhs.row_stride),
             T::ZERO,
             T::ONE,
             false,

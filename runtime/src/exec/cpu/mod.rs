@@ -1,6 +1,7 @@
 //! CPU kernels over contiguous row-major buffers, parallelized with rayon.
 
 pub mod alloc;
+pub mod conv;
 pub mod copy;
 pub mod elementwise;
 pub mod matmul;

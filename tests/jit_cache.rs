@@ -97,6 +97,33 @@ fn a_new_shape_is_one_new_trace() {
 }
 
 #[jit]
+fn bounded(x: &Array) -> Array {
+    x * 2.0
+}
+
+#[test]
+fn a_full_cache_drops_the_least_recently_used_plan() {
+    assert_eq!(bounded::cache_info().capacity, rjax::exec::jit::DEFAULT_CACHE_CAPACITY);
+    bounded::set_cache_capacity(2);
+    let call = |n: usize| vals(&bounded(&jnp::ones([n])));
+    call(1);
+    call(2);
+    call(1); // 1 is now more recent than 2
+    call(3); // evicts 2
+    let info = bounded::cache_info();
+    assert_eq!((info.plans, info.traces, info.evictions, info.capacity), (2, 3, 1, 2));
+    call(1); // still cached
+    assert_eq!(bounded::cache_info().traces, 3);
+    assert_eq!(call(2), vec![2.0; 2]); // traced again, evicting 3
+    let info = bounded::cache_info();
+    assert_eq!((info.plans, info.traces, info.evictions), (2, 4, 2));
+    bounded::set_cache_capacity(1);
+    assert_eq!((bounded::cache_info().plans, bounded::cache_info().evictions), (1, 3));
+    bounded::clear_cache();
+    assert_eq!(bounded::cache_info().plans, 0);
+}
+
+#[jit]
 fn doubled(x: &Array) -> Array {
     x * 2
 }

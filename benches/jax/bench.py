@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
 
-    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv
+    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv|w8_child
 """
 import os
 import sys
@@ -145,5 +145,13 @@ def conv():
     print("jax_conv_forward", median_time(lambda: forward(x, k).block_until_ready(), runs=21))
     print("jax_conv_forward_backward", median_time(lambda: jax.block_until_ready(both(x, k)), runs=21))
 
+def w8_child():
+    # W8's child process: one jit(grad) step of the W3 MLP and a number out. The rjax bench
+    # times this whole process, from spawn (so the JAX import counts) to exit.
+    params, inputs, targets, loss = mlp()
+    grads = jax.jit(jax.grad(loss))(params, inputs, targets)
+    print(float(jnp.sum(grads[0][0])))
+
+
 {"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random, "scan": scan,
- "conv": conv}[sys.argv[1]]()
+ "conv": conv, "w8_child": w8_child}[sys.argv[1]]()

@@ -155,9 +155,19 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
                 &JIT
             }
 
-            /// The compile cache's counters: plans held, hits, misses, traces.
+            /// The compile cache's counters: plans held, hits, misses, traces, evictions.
             pub fn cache_info() -> ::rjax::CacheInfo {
                 Self::__rjax_jit().info()
+            }
+
+            /// Bounds the compile cache to `capacity` plans, least recently used out first.
+            pub fn set_cache_capacity(capacity: usize) {
+                Self::__rjax_jit().set_capacity(capacity)
+            }
+
+            /// Drops every cached plan (the counters keep counting).
+            pub fn clear_cache() {
+                Self::__rjax_jit().clear()
             }
         }
     });

@@ -58,6 +58,10 @@ pub(crate) struct Shards {
 
 impl Shards {
     fn gathered(&self) -> &Buffer {
+        self.gathered_shared()
+    }
+
+    fn gathered_shared(&self) -> &Arc<Buffer> {
         self.gathered.get_or_init(|| {
             use crate::transform::batch::ops::{move_axis, stack};
             let stacked = move_axis(&stack(&self.parts), 0, self.axis);
@@ -224,6 +228,21 @@ impl Array {
         }
     }
 
+    /// The array's buffer, if the array holds its values in one buffer nothing else shares
+    /// (so a kernel may overwrite it); otherwise the array back.
+    pub(crate) fn into_unique_buffer(self) -> Result<Buffer, Array> {
+        let Array { shape, data, weak, device } = self;
+        match data {
+            Data::Concrete(buffer) => Arc::try_unwrap(buffer).map_err(|b| Array {
+                shape,
+                data: Data::Concrete(b),
+                weak,
+                device,
+            }),
+            data => Err(Array { shape, data, weak, device }),
+        }
+    }
+
     /// An identity for the array's storage: equal for arrays sharing a buffer (or a tracer).
     pub(crate) fn buffer_id(&self) -> usize {
         match &self.data {
@@ -259,7 +278,15 @@ impl Array {
                 &[self],
             );
         }
-        Array { shape: shape.into(), ..self.clone() }
+        match &self.data {
+            // The pieces are split along an axis of the old shape: relabel the whole instead.
+            Data::Sharded(s) => Array {
+                shape: shape.into(),
+                data: Data::Concrete(s.gathered_shared().clone()),
+                ..self.clone()
+            },
+            _ => Array { shape: shape.into(), ..self.clone() },
+        }
     }
 
     /// The same data with JAX's weak-type flag set to `weak` (no copy).

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -102,7 +102,17 @@ pub struct CacheInfo {
     pub traces: u64,
     /// Total time spent tracing, simplifying and planning.
     pub trace_time: Duration,
+    /// Plans dropped because the cache was full (least recently used first).
+    pub evictions: u64,
+    /// The most plans the cache holds.
+    pub capacity: usize,
 }
+
+/// How many plans a `#[jit]` function keeps unless told otherwise (`f::set_cache_capacity`).
+pub const DEFAULT_CACHE_CAPACITY: usize = 256;
+
+/// Stamps cache entries with the order of their last use.
+static USE_CLOCK: AtomicU64 = AtomicU64::new(0);
 
 /// What a cache hit needs, shared so the hot path clones one `Arc` and nothing else.
 struct Compiled {
@@ -113,20 +123,28 @@ struct Compiled {
 struct Entry {
     signature: Signature,
     compiled: Arc<Compiled>,
+    /// When the entry was last used, on [`USE_CLOCK`].
+    last_used: AtomicU64,
 }
+
+/// Cached plans by signature hash (entries whose signatures collide share a bucket).
+type Plans = HashMap<u64, Vec<Entry>, BuildHasherDefault<FxHasher>>;
 
 /// The compile cache of one `#[jit]` function (the macro gives each its own `static`).
 ///
 /// Safe to call from many threads at once: lookups share a read lock; a miss traces under a
-/// per-function lock so one signature is traced once.
+/// per-function lock so one signature is traced once. The cache holds at most its capacity
+/// of plans, dropping the least recently used when a new one would exceed it.
 pub struct JitFunction {
     name: &'static str,
-    plans: RwLock<HashMap<u64, Vec<Entry>, BuildHasherDefault<FxHasher>>>,
+    plans: RwLock<Plans>,
     tracing: Mutex<()>,
     hits: AtomicU64,
     misses: AtomicU64,
     traces: AtomicU64,
     trace_nanos: AtomicU64,
+    evictions: AtomicU64,
+    capacity: AtomicUsize,
 }
 
 impl JitFunction {
@@ -140,6 +158,8 @@ impl JitFunction {
             misses: AtomicU64::new(0),
             traces: AtomicU64::new(0),
             trace_nanos: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+            capacity: AtomicUsize::new(DEFAULT_CACHE_CAPACITY),
         }
     }
 
@@ -179,6 +199,7 @@ impl JitFunction {
     ) -> Option<Arc<Compiled>> {
         let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
         let entry = plans.get(&hash)?.iter().find(|e| e.signature.matches(def, leaves, statics))?;
+        entry.last_used.store(USE_CLOCK.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         Some(entry.compiled.clone())
     }
 
@@ -208,10 +229,42 @@ impl JitFunction {
         self.traces.fetch_add(1, Ordering::Relaxed);
         self.trace_nanos.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let signature = Signature { def, leaves: avals, statics };
-        let entry = Entry { signature, compiled: compiled.clone() };
+        let last_used = AtomicU64::new(USE_CLOCK.fetch_add(1, Ordering::Relaxed));
+        let entry = Entry { signature, compiled: compiled.clone(), last_used };
         let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
+        let capacity = self.capacity.load(Ordering::Relaxed).max(1);
+        self.evict_down_to(&mut plans, capacity - 1);
         plans.entry(hash).or_default().push(entry);
         compiled
+    }
+
+    /// Drops least recently used plans until at most `keep` remain.
+    fn evict_down_to(&self, plans: &mut Plans, keep: usize) {
+        let mut held: usize = plans.values().map(Vec::len).sum();
+        while held > keep {
+            let oldest = plans
+                .iter()
+                .flat_map(|(h, es)| es.iter().enumerate().map(move |(i, e)| (*h, i, e)))
+                .min_by_key(|(_, _, e)| e.last_used.load(Ordering::Relaxed))
+                .map(|(h, i, _)| (h, i));
+            let Some((hash, i)) = oldest else { break };
+            let bucket = plans.get_mut(&hash).expect("found above");
+            bucket.remove(i);
+            if bucket.is_empty() {
+                plans.remove(&hash);
+            }
+            held -= 1;
+            self.evictions.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Bounds the cache to `capacity` plans (at least one), dropping the least recently used
+    /// ones beyond it now and whenever a new signature is traced.
+    pub fn set_capacity(&self, capacity: usize) {
+        let capacity = capacity.max(1);
+        self.capacity.store(capacity, Ordering::Relaxed);
+        let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
+        self.evict_down_to(&mut plans, capacity);
     }
 
     /// The cache's counters.
@@ -223,6 +276,8 @@ impl JitFunction {
             misses: self.misses.load(Ordering::Relaxed),
             traces: self.traces.load(Ordering::Relaxed),
             trace_time: Duration::from_nanos(self.trace_nanos.load(Ordering::Relaxed)),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            capacity: self.capacity.load(Ordering::Relaxed),
         }
     }
 

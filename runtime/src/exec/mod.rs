@@ -1,6 +1,7 @@
-//! Execution: the compile cache and plans behind `#[jit]`, and the CPU kernels.
+//! Execution: the compile cache and plans behind `#[jit]`, fusion, and the CPU kernels.
 
 pub mod cpu;
+pub mod fusion;
 pub mod jit;
 pub mod plan;
 

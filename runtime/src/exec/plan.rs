@@ -1,31 +1,47 @@
-//! A compiled plan: a simplified program with its buffer lifetimes worked out, run op by op on
-//! the CPU kernels without re-checking shapes (the shape rules ran when it was traced).
+//! A compiled plan: a simplified program partitioned into fused groups and single equations,
+//! with buffer lifetimes worked out, run on the CPU kernels without re-checking shapes (the
+//! shape rules ran when it was traced).
 
+use super::cpu::fused;
+use super::fusion::{self, Step};
 use crate::array::Array;
 use crate::ir::{Atom, Program, Var};
 use crate::primitives::Aval;
 
 /// A program ready to run: each step knows its output avals and which variables die after it,
-/// so intermediate buffers return to the pool as soon as their last reader is done.
+/// so intermediate buffers return to the pool as soon as their last reader is done (or are
+/// overwritten in place by a fused group that reads them last).
 #[derive(Debug)]
 pub struct Plan {
     program: Program,
-    steps: Vec<Step>,
+    steps: Vec<Planned>,
 }
 
 #[derive(Debug)]
-struct Step {
+struct Planned {
+    step: Step,
+    /// Output avals of a single equation.
     outputs: Vec<Aval>,
     /// Variables whose last use is this step.
     release: Vec<Var>,
 }
 
 impl Plan {
-    /// Plans `program` for execution.
+    /// Plans `program` for execution, fusing elementwise work.
     pub fn new(program: Program) -> Plan {
+        Plan::with_fusion(program, true)
+    }
+
+    /// Plans `program` to run one equation at a time (what `jit` without fusion would do).
+    pub fn unfused(program: Program) -> Plan {
+        Plan::with_fusion(program, false)
+    }
+
+    fn with_fusion(program: Program, fuse: bool) -> Plan {
+        let steps = fusion::partition(&program, fuse);
         let mut last_use = vec![usize::MAX; program.avals.len()];
-        for (i, eqn) in program.equations.iter().enumerate() {
-            for atom in &eqn.inputs {
+        for (i, step) in steps.iter().enumerate() {
+            for atom in step_inputs(&program, step) {
                 if let Atom::Var(v) = atom {
                     last_use[v.index()] = i;
                 }
@@ -36,19 +52,25 @@ impl Plan {
                 last_use[v.index()] = usize::MAX;
             }
         }
-        let mut release: Vec<Vec<Var>> = vec![Vec::new(); program.equations.len()];
+        let mut release: Vec<Vec<Var>> = vec![Vec::new(); steps.len()];
         for (v, &step) in last_use.iter().enumerate() {
             if step != usize::MAX {
                 release[step].push(Var(v as u32));
             }
         }
-        let steps = program
-            .equations
-            .iter()
+        let steps = steps
+            .into_iter()
             .zip(release)
-            .map(|(eqn, release)| Step {
-                outputs: eqn.outputs.iter().map(|v| program.aval(*v).clone()).collect(),
-                release,
+            .map(|(step, release)| {
+                let outputs = match &step {
+                    Step::Single(i) => program.equations[*i]
+                        .outputs
+                        .iter()
+                        .map(|v| program.aval(*v).clone())
+                        .collect(),
+                    Step::Fused(_) => Vec::new(),
+                };
+                Planned { step, outputs, release }
             })
             .collect();
         Plan { program, steps }
@@ -59,6 +81,17 @@ impl Plan {
         &self.program
     }
 
+    /// For each fused group, how many equations of the program it runs.
+    pub fn fused_groups(&self) -> Vec<usize> {
+        self.steps
+            .iter()
+            .filter_map(|s| match &s.step {
+                Step::Fused(g) => Some(g.equations),
+                Step::Single(_) => None,
+            })
+            .collect()
+    }
+
     /// Runs the plan on concrete arguments matching the program's inputs.
     pub fn run(&self, args: Vec<Array>) -> Vec<Array> {
         let p = &self.program;
@@ -66,31 +99,77 @@ impl Plan {
         for (var, arg) in p.inputs.iter().zip(args) {
             env[var.index()] = Some(arg);
         }
-        for (eqn, step) in p.equations.iter().zip(&self.steps) {
-            let results = {
-                let inputs: Vec<&Array> = eqn
-                    .inputs
-                    .iter()
-                    .map(|atom| match atom {
-                        Atom::Var(v) => env[v.index()].as_ref().expect("defined before use"),
-                        Atom::Const(c) => c,
-                    })
-                    .collect();
-                eqn.prim.eval(&inputs, &step.outputs)
-            };
-            for var in &step.release {
-                env[var.index()] = None;
-            }
-            for (var, value) in eqn.outputs.iter().zip(results) {
-                env[var.index()] = Some(value);
+        let read = |env: &[Option<Array>], atom: &Atom| match atom {
+            Atom::Var(v) => env[v.index()].clone().expect("defined before use"),
+            Atom::Const(c) => c.clone(),
+        };
+        for planned in &self.steps {
+            match &planned.step {
+                Step::Single(i) => {
+                    let eqn = &p.equations[*i];
+                    let results = {
+                        let inputs: Vec<&Array> = eqn
+                            .inputs
+                            .iter()
+                            .map(|atom| match atom {
+                                Atom::Var(v) => {
+                                    env[v.index()].as_ref().expect("defined before use")
+                                }
+                                Atom::Const(c) => c,
+                            })
+                            .collect();
+                        eqn.prim.eval(&inputs, &planned.outputs)
+                    };
+                    release(&mut env, &planned.release);
+                    for (var, value) in eqn.outputs.iter().zip(results) {
+                        env[var.index()] = Some(value);
+                    }
+                }
+                Step::Fused(group) => {
+                    // Inputs read for the last time are moved in, so the group may reuse
+                    // their buffers for its outputs.
+                    let inputs = group
+                        .inputs
+                        .iter()
+                        .map(|(atom, _)| match atom {
+                            Atom::Var(v) if planned.release.contains(v) && once(group, *v) => {
+                                env[v.index()].take().expect("defined before use")
+                            }
+                            _ => read(&env, atom),
+                        })
+                        .collect();
+                    let results = fused::run(group, inputs);
+                    release(&mut env, &planned.release);
+                    let defined = group.outputs.iter().map(|o| o.1);
+                    let defined = defined.chain(group.reduction.as_ref().map(|r| r.out));
+                    for (var, value) in defined.zip(results) {
+                        env[var.index()] = Some(value);
+                    }
+                }
             }
         }
-        p.outputs
-            .iter()
-            .map(|atom| match atom {
-                Atom::Var(v) => env[v.index()].clone().expect("outputs are defined"),
-                Atom::Const(c) => c.clone(),
-            })
-            .collect()
+        p.outputs.iter().map(|atom| read(&env, atom)).collect()
+    }
+}
+
+fn release(env: &mut [Option<Array>], vars: &[Var]) {
+    for var in vars {
+        env[var.index()] = None;
+    }
+}
+
+/// Whether `v` is read by only one of the group's inputs.
+fn once(group: &fusion::FusedGroup, v: Var) -> bool {
+    group.inputs.iter().filter(|(a, _)| matches!(a, Atom::Var(x) if *x == v)).count() == 1
+}
+
+/// The atoms a step reads.
+fn step_inputs<'a>(
+    program: &'a Program,
+    step: &'a Step,
+) -> Box<dyn Iterator<Item = &'a Atom> + 'a> {
+    match step {
+        Step::Single(i) => Box::new(program.equations[*i].inputs.iter()),
+        Step::Fused(group) => Box::new(group.inputs.iter().map(|(a, _)| a)),
     }
 }

@@ -6,7 +6,7 @@
 use half::{bf16, f16};
 
 use super::UnaryOp;
-use super::{describe, expect_arity, Aval, Primitive};
+use super::{describe, expect_arity, Aval, Fusion, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::zip;
@@ -106,6 +106,9 @@ impl BinaryOp {
 }
 
 impl Primitive for BinaryOp {
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Elementwise
+    }
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         elementwise(self, args, dims)
     }

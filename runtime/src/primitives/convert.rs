@@ -1,6 +1,6 @@
 //! `convert_element_type`: changes an array's dtype (and weak flag) elementwise.
 
-use super::{bind1, expect_arity, Aval, Primitive};
+use super::{bind1, expect_arity, Aval, Fusion, Primitive};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::transform::ad::ops::single_ct;
@@ -17,6 +17,9 @@ pub struct Convert {
 }
 
 impl Primitive for Convert {
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Elementwise
+    }
     /// Elementwise in its one operand: the batch axis stays where it is.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         one(bind1(self, &[&args[0]]), dims[0])

@@ -141,6 +141,24 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     fn always_traced(&self) -> bool {
         false
     }
+    /// How `#[jit]` may fuse the primitive with its neighbours (see [`crate::exec::fusion`]).
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Opaque
+    }
+}
+
+/// What the fusion pass may do with a primitive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fusion<'a> {
+    /// Runs on its own.
+    Opaque,
+    /// One output whose every element depends only on the elements at the same index of its
+    /// operands (broadcast by NumPy's rules), so it can run on any flat range of its output.
+    Elementwise,
+    /// `broadcast_in_dim`: operand axis `i` becomes output axis `broadcast_dimensions[i]`.
+    Broadcast { broadcast_dimensions: &'a [usize] },
+    /// A reduction over `axes`, which may end a fused group.
+    Reduce { op: ReduceOp, axes: &'a [usize] },
 }
 
 /// Copies a primitive into a shared handle, so the IR can keep what `bind` was given.

@@ -10,7 +10,7 @@ use std::convert::identity as same;
 use half::{bf16, f16};
 
 use super::binary::Scalar;
-use super::{bind1, expect_arity, tuple, Aval, Primitive};
+use super::{bind1, expect_arity, tuple, Aval, Fusion, Primitive};
 use super::{BroadcastInDim, Pad, Transpose};
 use crate::array::{Array, Buffer};
 use crate::dtype::DType;
@@ -151,6 +151,9 @@ const NOT_BOOL: &str =
     "a numeric operand (bool arithmetic is not defined; convert with .astype first)";
 
 impl Primitive for Reduce {
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Reduce { op: self.op, axes: &self.axes }
+    }
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
         let axes = self.axes.iter().map(|&a| batched_axis(a, d)).collect();

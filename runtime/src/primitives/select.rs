@@ -1,6 +1,6 @@
 //! `select`: picks elementwise between two arrays by a boolean predicate (`jnp.where`).
 
-use super::{bind1, describe, expect_arity, Aval, Primitive};
+use super::{bind1, describe, expect_arity, Aval, Fusion, Primitive};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::exec::cpu::elementwise::zip3;
@@ -15,6 +15,9 @@ use crate::transform::batch::{BatchAxis, BatchDim};
 pub struct Select;
 
 impl Primitive for Select {
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Elementwise
+    }
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         elementwise(self, args, dims)
     }

@@ -4,7 +4,7 @@
 //! They move elements without computing on them. `reshape` is free (the result shares the
 //! buffer); the others copy through the kernels in [`crate::exec::cpu::copy`].
 
-use super::{bind1, describe, expect_arity, tuple, Aval, Primitive};
+use super::{bind1, describe, expect_arity, tuple, Aval, Fusion, Primitive};
 use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::copy::{self, PadAxis};
@@ -184,6 +184,9 @@ impl BroadcastInDim {
 }
 
 impl Primitive for BroadcastInDim {
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Broadcast { broadcast_dimensions: &self.broadcast_dimensions }
+    }
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
         let x = move_axis(&args[0], d, 0);

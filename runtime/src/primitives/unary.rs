@@ -3,7 +3,7 @@
 use half::{bf16, f16};
 
 use super::bind1;
-use super::{expect_arity, Aval, Primitive};
+use super::{expect_arity, Aval, Fusion, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::map;
@@ -127,6 +127,9 @@ impl UnaryOp {
 }
 
 impl Primitive for UnaryOp {
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Elementwise
+    }
     /// Elementwise in its one operand: the batch axis stays where it is.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         one(bind1(self, &[&args[0]]), dims[0])

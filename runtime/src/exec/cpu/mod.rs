@@ -4,6 +4,7 @@ pub mod alloc;
 pub mod conv;
 pub mod copy;
 pub mod elementwise;
+pub mod fused;
 pub mod matmul;
 pub mod pool;
 pub mod reduce;

@@ -1,0 +1,477 @@
+//! Fusion: partitioning a program into groups of elementwise work that run in one pass.
+//!
+//! A fused group is a DAG of elementwise equations that all produce the same shape (its
+//! *iteration shape*), together with the broadcasts that feed it and, optionally, one
+//! reduction at its end. Its values live only in cache-sized tiles (see
+//! [`crate::exec::cpu::fused`]); only the values something outside the group reads are
+//! written to memory.
+//!
+//! The pass walks the equations in order, keeping *open* groups that may still grow. An
+//! elementwise equation joins (and merges) the open groups of its operands with its shape, or
+//! starts a new one; any other reader of a group's value closes that group, so a group never
+//! grows past an equation that depends on it. A closed group runs where its last member
+//! stood, after everything its members read.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::dtype::DType;
+use crate::ir::{Atom, Program, Var};
+use crate::primitives::{Aval, Fusion, Primitive, ReduceOp};
+
+/// Tiles of a fused group hold about this many elements (32 KiB of f32 per value, so a
+/// tile's live values stay in L1/L2).
+pub const TILE: usize = 8192;
+/// A reduction whose rows (or kept columns) are longer than this ends its group instead of
+/// joining it: its tiles would no longer fit in cache.
+const MAX_REDUCED_ROW: usize = 1 << 16;
+
+/// One step of a planned program: an equation on its own, or a fused group.
+#[derive(Debug)]
+pub enum Step {
+    /// The equation at this index of the program.
+    Single(usize),
+    /// A fused group.
+    Fused(Box<FusedGroup>),
+}
+
+/// A group of equations that runs tile by tile over its iteration shape.
+#[derive(Debug)]
+pub struct FusedGroup {
+    /// The iteration shape every member produces.
+    pub shape: Vec<usize>,
+    /// The values read from outside, each once, with how a tile reads it.
+    pub inputs: Vec<(Atom, Load)>,
+    /// The elementwise equations, in program order.
+    pub ops: Vec<TileOp>,
+    /// The values written out: which value, the variable it defines, and its aval.
+    pub outputs: Vec<(Value, Var, Aval)>,
+    /// The reduction that ends the group, if any.
+    pub reduction: Option<Reduction>,
+    /// How many equations of the program the group stands for.
+    pub equations: usize,
+}
+
+/// A value inside a group's tile: one of its inputs, or the result of one of its ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    Input(usize),
+    Op(usize),
+}
+
+/// How a tile reads an input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Load {
+    /// The input has the iteration shape: a tile reads its own flat range.
+    Full,
+    /// The input has one element: every tile reads it as a scalar.
+    Scalar,
+    /// A broadcast input: the element stride of each iteration axis (0 on broadcast axes).
+    Strided(Vec<usize>),
+}
+
+/// An elementwise equation of a group.
+#[derive(Debug)]
+pub struct TileOp {
+    pub prim: Arc<dyn Primitive>,
+    pub inputs: Vec<Value>,
+    pub dtype: DType,
+    pub weak: bool,
+    /// Values whose last reader in the tile is this op.
+    pub release: Vec<Value>,
+}
+
+/// The reduction at the end of a group.
+#[derive(Debug)]
+pub struct Reduction {
+    pub op: ReduceOp,
+    pub input: Value,
+    pub layout: ReduceLayout,
+    pub out: Var,
+    pub aval: Aval,
+}
+
+/// Which axes a fused reduction removes, seen as a matrix over the iteration shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceLayout {
+    /// The trailing axes, `inner` elements per row: each tile reduces whole rows.
+    Rows { inner: usize },
+    /// The leading axes (all of them when `kept` is 1): each tile reduces its rows to a
+    /// partial result of `kept` elements, and the partials are combined in tile order.
+    Columns { kept: usize },
+}
+
+impl FusedGroup {
+    /// The number of elements of the iteration shape.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the iteration shape has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Elements per row of the tile layout: tiles hold whole rows.
+    pub fn row_len(&self) -> usize {
+        match self.reduction.as_ref().map(|r| r.layout) {
+            Some(ReduceLayout::Rows { inner }) => inner,
+            Some(ReduceLayout::Columns { kept }) => kept,
+            None => 1,
+        }
+    }
+}
+
+/// A group while the pass builds it.
+struct Building {
+    shape: Vec<usize>,
+    /// Member equations (elementwise ops and absorbed broadcasts), in program order.
+    members: Vec<usize>,
+    reduction: Option<usize>,
+    open: bool,
+}
+
+/// Partitions `program` into steps. With `fuse` false every equation is its own step.
+pub fn partition(program: &Program, fuse: bool) -> Vec<Step> {
+    if !fuse {
+        return (0..program.equations.len()).map(Step::Single).collect();
+    }
+    let mut groups: Vec<Building> = Vec::new();
+    // The group that defines each variable (indices into `groups`, which never move).
+    let mut defined_in: HashMap<Var, usize> = HashMap::new();
+    let mut alias: Vec<usize> = Vec::new();
+    for (i, eqn) in program.equations.iter().enumerate() {
+        let out_aval = eqn.outputs.first().map(|v| program.aval(*v));
+        let joined = match (eqn.prim.fusion(), out_aval) {
+            (Fusion::Elementwise | Fusion::Broadcast { .. }, Some(aval))
+                if eqn.outputs.len() == 1 && aval.shape.iter().product::<usize>() > 0 =>
+            {
+                join(&mut groups, &mut alias, &defined_in, program, i, &aval.shape)
+            }
+            (Fusion::Reduce { axes, .. }, Some(_)) => {
+                end_with_reduction(&mut groups, &alias, &defined_in, program, i, axes)
+            }
+            _ => None,
+        };
+        if joined.is_none() {
+            // Every group this equation reads from is closed: it must run before this one.
+            for atom in &eqn.inputs {
+                if let Atom::Var(v) = atom {
+                    if let Some(&g) = defined_in.get(v) {
+                        groups[root(&alias, g)].open = false;
+                    }
+                }
+            }
+        }
+        if let Some(g) = joined {
+            for v in &eqn.outputs {
+                defined_in.insert(*v, g);
+            }
+        }
+    }
+    emit(program, groups, &alias)
+}
+
+fn root(alias: &[usize], mut g: usize) -> usize {
+    while alias[g] != g {
+        g = alias[g];
+    }
+    g
+}
+
+/// Adds elementwise (or broadcast) equation `i` of output `shape` to a group: the merge of the
+/// open groups of its operands with that shape, or a new one.
+fn join(
+    groups: &mut Vec<Building>,
+    alias: &mut Vec<usize>,
+    defined_in: &HashMap<Var, usize>,
+    program: &Program,
+    i: usize,
+    shape: &[usize],
+) -> Option<usize> {
+    let eqn = &program.equations[i];
+    let is_broadcast = matches!(eqn.prim.fusion(), Fusion::Broadcast { .. });
+    let mut targets: Vec<usize> = Vec::new();
+    for atom in &eqn.inputs {
+        let Atom::Var(v) = atom else { continue };
+        let Some(&g) = defined_in.get(v) else { continue };
+        let g = root(alias, g);
+        // A broadcast reads its operand through strides: the operand must come from memory.
+        let fits = !is_broadcast && groups[g].open && groups[g].shape == shape;
+        if fits {
+            if !targets.contains(&g) {
+                targets.push(g);
+            }
+        } else {
+            groups[g].open = false;
+        }
+    }
+    let Some(&target) = targets.first() else {
+        groups.push(Building {
+            shape: shape.to_vec(),
+            members: vec![i],
+            reduction: None,
+            open: true,
+        });
+        alias.push(groups.len() - 1);
+        return Some(groups.len() - 1);
+    };
+    for &other in &targets[1..] {
+        let members = std::mem::take(&mut groups[other].members);
+        groups[target].members.extend(members);
+        groups[other].open = false;
+        alias[other] = target;
+    }
+    groups[target].members.sort_unstable();
+    groups[target].members.push(i);
+    Some(target)
+}
+
+/// Ends the open group of a reduction's operand with the reduction, when its axes are a
+/// leading or trailing run of the operand's axes and the rows fit in a tile.
+fn end_with_reduction(
+    groups: &mut [Building],
+    alias: &[usize],
+    defined_in: &HashMap<Var, usize>,
+    program: &Program,
+    i: usize,
+    axes: &[usize],
+) -> Option<usize> {
+    let eqn = &program.equations[i];
+    let Atom::Var(v) = eqn.inputs[0] else { return None };
+    let g = root(alias, *defined_in.get(&v)?);
+    let group = &groups[g];
+    let dtype = program.aval(v).dtype;
+    let halves = matches!(dtype, DType::F16 | DType::BF16);
+    if !group.open || halves || group.shape != program.aval(v).shape {
+        return None;
+    }
+    reduce_layout(&group.shape, axes)?;
+    let group = &mut groups[g];
+    group.reduction = Some(i);
+    group.open = false;
+    Some(g)
+}
+
+/// The tile layout of reducing `axes` of `shape`, if fusion handles it.
+fn reduce_layout(shape: &[usize], axes: &[usize]) -> Option<ReduceLayout> {
+    if axes.is_empty() {
+        return None;
+    }
+    let mut sorted = axes.to_vec();
+    sorted.sort_unstable();
+    let rank = shape.len();
+    let leading = sorted.iter().enumerate().all(|(k, &a)| a == k);
+    let trailing = sorted.iter().enumerate().all(|(k, &a)| a == rank - sorted.len() + k);
+    let kept: usize =
+        shape.iter().enumerate().filter(|(a, _)| !sorted.contains(a)).map(|(_, &d)| d).product();
+    let reduced: usize = sorted.iter().map(|&a| shape[a]).product();
+    if leading || kept == 1 {
+        (kept <= MAX_REDUCED_ROW).then_some(ReduceLayout::Columns { kept })
+    } else if trailing {
+        (reduced <= MAX_REDUCED_ROW).then_some(ReduceLayout::Rows { inner: reduced })
+    } else {
+        None
+    }
+}
+
+/// Turns the groups into steps in a valid order: each group where its last equation stood.
+fn emit(program: &Program, groups: Vec<Building>, alias: &[usize]) -> Vec<Step> {
+    let n = program.equations.len();
+    let mut owner: Vec<Option<usize>> = vec![None; n];
+    for (g, group) in groups.iter().enumerate() {
+        if alias[g] != g {
+            continue;
+        }
+        let covered = group.members.len() + usize::from(group.reduction.is_some());
+        let has_op = group
+            .members
+            .iter()
+            .any(|&m| program.equations[m].prim.fusion() == Fusion::Elementwise);
+        if covered >= 2 && (has_op || group.reduction.is_some()) {
+            for &m in group.members.iter().chain(&group.reduction) {
+                owner[m] = Some(g);
+            }
+        }
+    }
+    let mut last: HashMap<usize, usize> = HashMap::new();
+    for (i, g) in owner.iter().enumerate() {
+        if let Some(g) = g {
+            last.insert(*g, i);
+        }
+    }
+    let used_outside = readers_outside(program, &owner);
+    let mut steps = Vec::new();
+    for i in 0..n {
+        match owner[i] {
+            None => steps.push(Step::Single(i)),
+            Some(g) if last[&g] == i => {
+                let group = build(program, &groups[g], &used_outside);
+                steps.push(Step::Fused(Box::new(group)));
+            }
+            Some(_) => {}
+        }
+    }
+    steps
+}
+
+/// The variables read by an equation outside their defining group, or by the program's
+/// outputs.
+fn readers_outside(program: &Program, owner: &[Option<usize>]) -> Vec<bool> {
+    let mut group_of: HashMap<Var, usize> = HashMap::new();
+    for (i, eqn) in program.equations.iter().enumerate() {
+        if let Some(g) = owner[i] {
+            for v in &eqn.outputs {
+                group_of.insert(*v, g);
+            }
+        }
+    }
+    let mut outside = vec![false; program.avals.len()];
+    for (i, eqn) in program.equations.iter().enumerate() {
+        for atom in &eqn.inputs {
+            if let Atom::Var(v) = atom {
+                if group_of.get(v).is_some_and(|&g| owner[i] != Some(g)) {
+                    outside[v.index()] = true;
+                }
+            }
+        }
+    }
+    for atom in &program.outputs {
+        if let Atom::Var(v) = atom {
+            outside[v.index()] = true;
+        }
+    }
+    outside
+}
+
+/// Compiles a group's members into tile operations.
+fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGroup {
+    let shape = group.shape.clone();
+    let mut inputs: Vec<(Atom, Load)> = Vec::new();
+    let mut values: HashMap<Var, Value> = HashMap::new();
+    let mut ops: Vec<TileOp> = Vec::new();
+    let input = |atom: &Atom, load: Load, inputs: &mut Vec<(Atom, Load)>| -> Value {
+        let same = |(a, l): &(Atom, Load)| l == &load && same_atom(a, atom);
+        let k = inputs.iter().position(same).unwrap_or_else(|| {
+            inputs.push((atom.clone(), load));
+            inputs.len() - 1
+        });
+        Value::Input(k)
+    };
+    for &m in &group.members {
+        let eqn = &program.equations[m];
+        let out = eqn.outputs[0];
+        if let Fusion::Broadcast { broadcast_dimensions } = eqn.prim.fusion() {
+            let operand = program.atom_aval(&eqn.inputs[0]);
+            let load = broadcast_load(&operand.shape, broadcast_dimensions, &shape);
+            let v = input(&eqn.inputs[0], load, &mut inputs);
+            values.insert(out, v);
+            continue;
+        }
+        let operands = eqn
+            .inputs
+            .iter()
+            .map(|atom| match atom {
+                Atom::Var(v) if values.contains_key(v) => values[v],
+                _ => {
+                    let aval = program.atom_aval(atom);
+                    input(atom, numpy_load(&aval.shape, &shape), &mut inputs)
+                }
+            })
+            .collect();
+        let aval = program.aval(out);
+        ops.push(TileOp {
+            prim: eqn.prim.clone(),
+            inputs: operands,
+            dtype: aval.dtype,
+            weak: aval.weak,
+            release: Vec::new(),
+        });
+        values.insert(out, Value::Op(ops.len() - 1));
+    }
+    let reduction = group.reduction.map(|r| {
+        let eqn = &program.equations[r];
+        let Fusion::Reduce { op, axes } = eqn.prim.fusion() else { unreachable!("a reduction") };
+        let Atom::Var(v) = &eqn.inputs[0] else {
+            unreachable!("reductions of groups read variables")
+        };
+        Reduction {
+            op,
+            input: values[v],
+            layout: reduce_layout(&shape, axes).expect("checked when the group was built"),
+            out: eqn.outputs[0],
+            aval: program.aval(eqn.outputs[0]).clone(),
+        }
+    });
+    let mut outputs = Vec::new();
+    for &m in &group.members {
+        let v = program.equations[m].outputs[0];
+        if used_outside[v.index()] {
+            outputs.push((values[&v], v, program.aval(v).clone()));
+        }
+    }
+    release_dead_values(&mut ops, &outputs, reduction.as_ref());
+    let equations = group.members.len() + usize::from(reduction.is_some());
+    FusedGroup { shape, inputs, ops, outputs, reduction, equations }
+}
+
+fn same_atom(a: &Atom, b: &Atom) -> bool {
+    match (a, b) {
+        (Atom::Var(x), Atom::Var(y)) => x == y,
+        (Atom::Const(x), Atom::Const(y)) => x.buffer_id() == y.buffer_id(),
+        _ => false,
+    }
+}
+
+/// How an operand broadcast by NumPy's rules (right-aligned) is read.
+fn numpy_load(operand: &[usize], shape: &[usize]) -> Load {
+    if operand == shape {
+        return Load::Full;
+    }
+    if operand.iter().product::<usize>() == 1 {
+        return Load::Scalar;
+    }
+    let offset = shape.len() - operand.len();
+    let dims: Vec<usize> = (offset..shape.len()).collect();
+    Load::Strided(strides_into(operand, &dims, shape))
+}
+
+/// How the operand of a `broadcast_in_dim` is read. Its value has the full tile shape even
+/// when the operand is one element (a unary op reading it needs every element).
+fn broadcast_load(operand: &[usize], dims: &[usize], shape: &[usize]) -> Load {
+    if operand == shape {
+        return Load::Full;
+    }
+    Load::Strided(strides_into(operand, dims, shape))
+}
+
+/// The operand's element stride along each axis of `shape` (0 where it is broadcast).
+fn strides_into(operand: &[usize], dims: &[usize], shape: &[usize]) -> Vec<usize> {
+    let mut own = vec![0usize; operand.len()];
+    let mut step = 1;
+    for a in (0..operand.len()).rev() {
+        own[a] = if operand[a] == 1 { 0 } else { step };
+        step *= operand[a];
+    }
+    let mut strides = vec![0usize; shape.len()];
+    for (a, &d) in dims.iter().enumerate() {
+        strides[d] = own[a];
+    }
+    strides
+}
+
+/// Marks, for each op, the tile values no later op, output or reduction reads.
+fn release_dead_values(ops: &mut [TileOp], outputs: &[(Value, Var, Aval)], r: Option<&Reduction>) {
+    let keep: Vec<Value> = outputs.iter().map(|o| o.0).chain(r.map(|r| r.input)).collect();
+    let mut last: HashMap<Value, usize> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        for &v in &op.inputs {
+            last.insert(v, i);
+        }
+    }
+    for (v, i) in last {
+        if !keep.contains(&v) {
+            ops[i].release.push(v);
+        }
+    }
+}

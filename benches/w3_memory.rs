@@ -13,7 +13,11 @@ type Params = Vec<(Array, Array)>;
 
 #[jit]
 #[value_and_grad]
-fn loss_and_grad(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> (Array, Params) {
+fn loss_and_grad(
+    params: &[(Array, Array)],
+    inputs: &Array,
+    targets: &Array,
+) -> (Array, Vec<(Array, Array)>) {
     loss(params, inputs, targets)
 }
 
@@ -42,7 +46,7 @@ fn main() {
         let (value, grads) = loss_and_grad(&params, &x, &y);
         params = sgd(&params, &grads);
         if [1, 100, 1000, steps].contains(&step) {
-            let loss = value.item::<f32>();
+            let loss = value.item::<f32>().expect("a scalar loss");
             match rss_mib() {
                 Some((now, peak)) => println!(
                     "step {step:>6}: loss {loss:>10.4}  rss {now:>7.1} MiB  peak rss {peak:>7.1} MiB"

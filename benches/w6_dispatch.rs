@@ -1,6 +1,6 @@
-//! W6: the per-call cost of a cached `#[jit]` scalar function `g(x) = x*x + 1.0`: the signature
-//! hash, the cache lookup and the plan's two equations. Printed beside the same computation in
-//! plain Rust and JAX's jitted dispatch on the same machine.
+//! W6: the per-call cost of a cached `#[jit]` scalar function `g(x) = x*x + 1.0`: the
+//! signature hash, the cache lookup and the plan (one fused group of two ops). Printed beside
+//! the same computation in plain Rust and JAX's jitted dispatch on the same machine.
 
 mod common;
 

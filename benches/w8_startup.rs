@@ -23,7 +23,7 @@ fn grad_step(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Vec<
 fn first_result() {
     let (params, x, y) = inputs();
     let grads = grad_step(&params, &x, &y);
-    println!("{}", grads[0].0.sum().item::<f32>());
+    println!("{}", grads[0].0.sum().item::<f32>().expect("a scalar"));
 }
 
 /// The median of `runs` spawn-to-exit times of `cmd`, in seconds.

@@ -219,10 +219,15 @@ impl Buffer {
 }
 
 impl Drop for Buffer {
-    /// Large buffers go back to the pool for reuse by the next result of the same size.
+    /// Large buffers go back to the pool for reuse by the next result of the same size, and
+    /// tile-sized ones to this thread's cache of them.
     fn drop(&mut self) {
-        if self.capacity_bytes() >= crate::exec::cpu::pool::MIN_POOLED_BYTES {
-            crate::exec::cpu::pool::recycle(self.take_allocation());
+        use crate::exec::cpu::pool;
+        let bytes = self.capacity_bytes();
+        if bytes >= pool::MIN_POOLED_BYTES {
+            pool::recycle(self.take_allocation());
+        } else if bytes >= pool::MIN_CACHED_BYTES {
+            pool::recycle_small(self.take_allocation());
         }
     }
 }

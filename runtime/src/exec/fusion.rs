@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::dtype::DType;
 use crate::ir::{Atom, Program, Var};
-use crate::primitives::{Aval, Fusion, Primitive, ReduceOp};
+use crate::primitives::{Aval, Fusion, Primitive, ReduceOp, SliceOp};
 
 /// Tiles of a fused group hold about this many elements (32 KiB of f32 per value, so a
 /// tile's live values stay in L1/L2).
@@ -50,6 +50,9 @@ pub struct FusedGroup {
     pub reduction: Option<Reduction>,
     /// How many equations of the program the group stands for.
     pub equations: usize,
+    /// The float dtype every value has, when every op has a slice form and there is no
+    /// reduction: the group then runs as loops from its inputs straight into its outputs.
+    pub slice_dtype: Option<DType>,
 }
 
 /// A value inside a group's tile: one of its inputs, or the result of one of its ops.
@@ -75,6 +78,8 @@ pub enum Load {
 pub struct TileOp {
     pub prim: Arc<dyn Primitive>,
     pub inputs: Vec<Value>,
+    /// The op as a slice loop, if it has one.
+    pub slice: Option<SliceOp>,
     pub dtype: DType,
     pub weak: bool,
     /// Values whose last reader in the tile is this op.
@@ -302,8 +307,8 @@ fn emit(program: &Program, groups: Vec<Building>, alias: &[usize]) -> Vec<Step> 
     }
     let used_outside = readers_outside(program, &owner);
     let mut steps = Vec::new();
-    for i in 0..n {
-        match owner[i] {
+    for (i, owner) in owner.iter().enumerate() {
+        match *owner {
             None => steps.push(Step::Single(i)),
             Some(g) if last[&g] == i => {
                 let group = build(program, &groups[g], &used_outside);
@@ -383,6 +388,7 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
         ops.push(TileOp {
             prim: eqn.prim.clone(),
             inputs: operands,
+            slice: eqn.prim.slice_op(),
             dtype: aval.dtype,
             weak: aval.weak,
             release: Vec::new(),
@@ -412,7 +418,22 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
     }
     release_dead_values(&mut ops, &outputs, reduction.as_ref());
     let equations = group.members.len() + usize::from(reduction.is_some());
-    FusedGroup { shape, inputs, ops, outputs, reduction, equations }
+    let slice_dtype = slice_dtype(program, &inputs, &ops, reduction.is_some());
+    FusedGroup { shape, inputs, ops, outputs, reduction, equations, slice_dtype }
+}
+
+/// The dtype of a group that can run as slice loops: f32 or f64 throughout, every op with a
+/// slice form, no reduction.
+fn slice_dtype(
+    program: &Program,
+    inputs: &[(Atom, Load)],
+    ops: &[TileOp],
+    reduces: bool,
+) -> Option<DType> {
+    let dtype = ops.first()?.dtype;
+    let uniform = ops.iter().all(|op| op.dtype == dtype && op.slice.is_some())
+        && inputs.iter().all(|(a, _)| program.atom_aval(a).dtype == dtype);
+    (matches!(dtype, DType::F32 | DType::F64) && uniform && !reduces).then_some(dtype)
 }
 
 fn same_atom(a: &Atom, b: &Atom) -> bool {

@@ -28,13 +28,16 @@ impl Signature {
     fn matches(&self, def: &TreeDef, leaves: &[Array], statics: u64) -> bool {
         self.statics == statics
             && self.leaves.len() == leaves.len()
-            && self
-                .leaves
-                .iter()
-                .zip(leaves)
-                .all(|(a, l)| a.dtype == l.dtype() && a.weak == l.is_weak() && a.shape == l.shape())
+            && self.leaves.iter().zip(leaves).all(|(a, l)| {
+                a.dtype == l.dtype() && a.weak == l.is_weak() && same_shape(&a.shape, l.shape())
+            })
             && self.def == *def
     }
+}
+
+/// Shape equality without a `memcmp` call (shapes are a few words long).
+fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 fn signature_hash(def: &TreeDef, leaves: &[Array], statics: u64) -> u64 {

@@ -6,7 +6,7 @@
 use half::{bf16, f16};
 
 use super::UnaryOp;
-use super::{describe, expect_arity, Aval, Fusion, Primitive};
+use super::{describe, expect_arity, Aval, Fusion, Primitive, SliceOp, Src};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::zip;
@@ -108,6 +108,11 @@ impl BinaryOp {
 impl Primitive for BinaryOp {
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Elementwise
+    }
+
+    fn slice_op(&self) -> Option<SliceOp> {
+        use BinaryOp::*;
+        matches!(self, Add | Sub | Mul | Div | Max | Min).then_some(SliceOp::Binary(*self))
     }
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         elementwise(self, args, dims)
@@ -297,6 +302,44 @@ fn eval_typed<T: Scalar>(op: BinaryOp, a: Operand<T>, b: Operand<T>, shape: &[us
         Le => test(T::le),
         Gt => test(|x, y| T::lt(y, x)),
         Ge => test(|x, y| T::le(y, x)),
+    }
+}
+
+/// `op` (one of those [`BinaryOp::slice_op`] offers) of `a` and `b` into `dst`, with the
+/// scalar functions of [`eval_typed`], so fused and unfused results agree bit for bit.
+pub(crate) fn float_op_into<T: Scalar>(op: BinaryOp, a: Src<T>, b: Src<T>, dst: &mut [T]) {
+    use BinaryOp::*;
+    match op {
+        Add => apply(a, b, dst, T::add),
+        Sub => apply(a, b, dst, T::sub),
+        Mul => apply(a, b, dst, T::mul),
+        Div => apply(a, b, dst, T::div),
+        Max => apply(a, b, dst, T::max),
+        Min => apply(a, b, dst, T::min),
+        _ => unreachable!("{} has no slice form", op.op_name()),
+    }
+}
+
+/// One loop per operand form, each with `f` inlined, so each vectorizes.
+#[inline(always)]
+fn apply<T: Copy>(a: Src<T>, b: Src<T>, dst: &mut [T], f: impl Fn(T, T) -> T) {
+    match (a, b) {
+        (Src::Slice(a), Src::Slice(b)) => {
+            for ((o, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+                *o = f(x, y);
+            }
+        }
+        (Src::Slice(a), Src::Scalar(y)) => {
+            for (o, &x) in dst.iter_mut().zip(a) {
+                *o = f(x, y);
+            }
+        }
+        (Src::Scalar(x), Src::Slice(b)) => {
+            for (o, &y) in dst.iter_mut().zip(b) {
+                *o = f(x, y);
+            }
+        }
+        (Src::Scalar(x), Src::Scalar(y)) => dst.fill(f(x, y)),
     }
 }
 

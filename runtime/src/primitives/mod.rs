@@ -145,6 +145,26 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Opaque
     }
+    /// For an elementwise float primitive, the operation as a loop over slices (the fused
+    /// fast path writes it straight into its destination); `None` if it has none.
+    fn slice_op(&self) -> Option<SliceOp> {
+        None
+    }
+}
+
+/// An elementwise operation that fused groups of f32 or f64 run as a loop from slices (or a
+/// scalar) into a slice, with the same scalar functions as its `eval`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceOp {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+}
+
+/// An operand of a [`SliceOp`]: a slice as long as the destination, or one value for all.
+#[derive(Clone, Copy, Debug)]
+pub enum Src<'a, T> {
+    Slice(&'a [T]),
+    Scalar(T),
 }
 
 /// What the fusion pass may do with a primitive.

@@ -3,7 +3,7 @@
 use half::{bf16, f16};
 
 use super::bind1;
-use super::{expect_arity, Aval, Fusion, Primitive};
+use super::{expect_arity, Aval, Fusion, Primitive, SliceOp};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::map;
@@ -129,6 +129,27 @@ impl UnaryOp {
 impl Primitive for UnaryOp {
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Elementwise
+    }
+
+    fn slice_op(&self) -> Option<SliceOp> {
+        use UnaryOp::*;
+        matches!(
+            self,
+            Neg | Abs
+                | Square
+                | Exp
+                | Log
+                | Log1p
+                | Sqrt
+                | Rsqrt
+                | Reciprocal
+                | Sin
+                | Cos
+                | Tanh
+                | Logistic
+                | IntegerPow(_)
+        )
+        .then_some(SliceOp::Unary(*self))
     }
     /// Elementwise in its one operand: the batch axis stays where it is.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
@@ -330,6 +351,37 @@ fn float_op<T: Real>(op: UnaryOp, v: &[T]) -> Buffer {
         IsFinite => Buffer::Bool(map(v, |x: T| x.is_finite())),
         IntegerPow(n) => T::wrap(map(v, |x: T| x.powi(n))),
         Not => unreachable!("not is rejected for floats by its shape rule"),
+    }
+}
+
+/// `op` (one of those [`UnaryOp::slice_op`] offers) from `src` into `dst`, with the scalar
+/// functions of [`float_op`], so fused and unfused results agree bit for bit.
+pub(crate) fn float_op_into<T: Real>(op: UnaryOp, src: &[T], dst: &mut [T]) {
+    use UnaryOp::*;
+    macro_rules! f {
+        ($g:expr) => {{
+            let g = $g;
+            for (o, &x) in dst.iter_mut().zip(src) {
+                *o = g(x);
+            }
+        }};
+    }
+    match op {
+        Neg => f!(|x: T| -x),
+        Abs => f!(T::abs),
+        Square => f!(|x: T| x * x),
+        Exp => f!(T::exp),
+        Log => f!(T::ln),
+        Log1p => f!(T::ln_1p),
+        Sqrt => f!(T::sqrt),
+        Rsqrt => f!(|x: T| T::one() / x.sqrt()),
+        Reciprocal => f!(|x: T| T::one() / x),
+        Sin => f!(T::sin),
+        Cos => f!(T::cos),
+        Tanh => f!(T::tanh),
+        Logistic => f!(T::logistic),
+        IntegerPow(n) => f!(|x: T| x.powi(n)),
+        _ => unreachable!("{} has no slice form", op.op_name()),
     }
 }
 

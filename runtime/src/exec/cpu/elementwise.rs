@@ -32,12 +32,12 @@ pub fn build_chunked<D: Element>(
     let mut out: Vec<D> = pool::take(n);
     let spare = &mut out.spare_capacity_mut()[..n];
     if n < PARALLEL_THRESHOLD {
-        fill(0, spare);
+        wide::fill(&fill, 0, spare);
     } else {
         spare
             .par_chunks_mut(chunk.max(1))
             .enumerate()
-            .for_each(|(i, part)| fill(i * chunk.max(1), part));
+            .for_each(|(i, part)| wide::fill(&fill, i * chunk.max(1), part));
     }
     // SAFETY: every caller's `fill` writes each element of the chunk it is given, and the chunks
     // cover `0..n` exactly, so the first `n` elements are initialized.
@@ -75,13 +75,14 @@ pub fn zip<A: Copy + Sync, B: Copy + Sync, D: Element>(
             }
         });
     }
+    // `move`: the closure holds the scalar itself, not a reference the loop would reload.
     if bv.len() == 1 && ash == out_shape {
         let y = bv[0];
-        return map(av, |x| f(x, y));
+        return map(av, move |x| f(x, y));
     }
     if av.len() == 1 && bsh == out_shape {
         let x = av[0];
-        return map(bv, |y| f(x, y));
+        return map(bv, move |y| f(x, y));
     }
     let strides = [broadcast_strides(ash, out_shape), broadcast_strides(bsh, out_shape)];
     let walk = Walk::new(out_shape, &strides);
@@ -124,6 +125,55 @@ pub fn zip3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, D: Element>(
             });
         });
     })
+}
+
+/// Runs kernel loops with the widest vector instructions the CPU has, chosen at run time:
+/// the crate is built for baseline x86-64 (SSE2), as users' builds are, and the loops inlined
+/// here are compiled again with AVX2. Neither contracts `a * b + c` into an FMA, so both give
+/// the same bits.
+pub(crate) mod wide {
+    use std::mem::MaybeUninit;
+
+    /// Runs `f` with AVX2 enabled for what inlines into it, when the CPU has it.
+    #[inline(always)]
+    pub fn call<R>(f: impl FnOnce() -> R) -> R {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { call_avx2(f) };
+        }
+        f()
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn call_avx2<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+
+    #[inline(always)]
+    pub fn fill<D>(
+        f: &impl Fn(usize, &mut [MaybeUninit<D>]),
+        start: usize,
+        out: &mut [MaybeUninit<D>],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { fill_avx2(f, start, out) };
+        }
+        f(start, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill_avx2<D>(
+        f: &impl Fn(usize, &mut [MaybeUninit<D>]),
+        start: usize,
+        out: &mut [MaybeUninit<D>],
+    ) {
+        f(start, out)
+    }
 }
 
 #[inline(always)]

@@ -1,5 +1,9 @@
 //! Running a fused group on the CPU, tile by tile.
 //!
+//! Groups of f32 or f64 whose ops all have slice forms take the fast path of
+//! [`super::fused_float`]; this module runs every other group (other dtypes, comparisons,
+//! selects, conversions, reductions) with the ops' own kernels.
+//!
 //! The iteration shape is cut into tiles of whole rows of about [`TILE`] elements. For each
 //! tile, every input is read into a tile-sized array (a copy of its range, a gather through
 //! broadcast strides, or a shared scalar), each op runs its ordinary kernel on the tile —
@@ -27,6 +31,11 @@ pub fn run(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
     let rows = n / row;
     let rows_per_tile = (TILE / row).max(1);
     let tiles = rows.div_ceil(rows_per_tile);
+    match group.slice_dtype {
+        Some(DType::F32) => return super::fused_float::run::<f32>(group, &inputs),
+        Some(DType::F64) => return super::fused_float::run::<f64>(group, &inputs),
+        _ => {}
+    }
     if tiles == 1 {
         return run_whole(group, inputs);
     }
@@ -299,14 +308,14 @@ impl Read {
 
 /// Elements `start..start + len` (flat, row-major over `shape`) of an operand read through
 /// `strides`.
-fn gather<T: Copy>(
+pub(super) fn gather<T: Element>(
     src: &[T],
     strides: &[usize],
     shape: &[usize],
     start: usize,
     len: usize,
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(len);
+    let mut out: Vec<T> = pool::take(len);
     let rank = shape.len();
     let mut idx = vec![0usize; rank];
     let mut rem = start;
@@ -357,14 +366,14 @@ impl RawBuf {
     fn of(buffer: &mut Buffer) -> RawBuf {
         let dtype = buffer.dtype();
         let len = buffer.len();
-        let ptr = crate::with_buffer!(buffer, |v: T| v.as_mut_ptr() as *mut u8);
+        let ptr = crate::with_buffer!(buffer, |v: T| v.as_mut_ptr().cast::<u8>());
         RawBuf { ptr, len, dtype }
     }
 
     fn reading(buffer: &Buffer) -> RawBuf {
         let dtype = buffer.dtype();
         let len = buffer.len();
-        let ptr = crate::with_buffer!(buffer, |v: T| v.as_ptr() as *mut u8);
+        let ptr = crate::with_buffer!(buffer, |v: T| v.as_ptr().cast::<u8>().cast_mut());
         RawBuf { ptr, len, dtype }
     }
 
@@ -372,7 +381,7 @@ impl RawBuf {
     fn read(&self, start: usize, len: usize) -> Buffer {
         assert!(start + len <= self.len, "a tile reads inside its input");
         crate::with_dtype!(self.dtype, |T| {
-            let mut v: Vec<T> = Vec::with_capacity(len);
+            let mut v: Vec<T> = pool::take(len);
             // SAFETY: `start + len <= self.len` elements of `T` live at `ptr` (checked above);
             // the destination has capacity `len`, and the ranges cannot overlap (fresh memory).
             unsafe {

@@ -5,6 +5,7 @@ pub mod conv;
 pub mod copy;
 pub mod elementwise;
 pub mod fused;
+pub mod fused_float;
 pub mod matmul;
 pub mod pool;
 pub mod reduce;

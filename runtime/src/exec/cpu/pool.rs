@@ -1,7 +1,10 @@
 //! A pool of large freed buffers, so that a steady stream of same-sized results reuses memory
 //! whose pages are already mapped instead of page-faulting fresh ones (for a 100 MB result the
-//! faults cost more than the arithmetic).
+//! faults cost more than the arithmetic); and per thread, a few freed buffers of tile size,
+//! which fused groups allocate and free for every tile of every op (the system allocator
+//! returns such chunks to the kernel and faults them in again).
 
+use std::cell::RefCell;
 use std::sync::Mutex;
 
 use crate::array::Buffer;
@@ -9,6 +12,31 @@ use crate::dtype::Element;
 
 /// Buffers smaller than this go straight back to the system allocator, which handles them well.
 pub const MIN_POOLED_BYTES: usize = 1 << 18;
+/// Buffers from this size up to [`MIN_POOLED_BYTES`] are kept in a per-thread cache.
+pub const MIN_CACHED_BYTES: usize = 1 << 12;
+/// How many buffers each thread's cache holds (at most 8 MiB).
+const CACHED_PER_THREAD: usize = 32;
+
+thread_local! {
+    static SMALL: RefCell<Vec<Buffer>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Keeps a freed tile-sized buffer in this thread's cache (or frees it when the cache is
+/// full or the thread is exiting).
+pub(crate) fn recycle_small(buffer: Buffer) {
+    let mut slot = Some(buffer);
+    let _ = SMALL.try_with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() < CACHED_PER_THREAD {
+            cache.extend(slot.take());
+        }
+    });
+    // Freed directly: dropping it would come back here.
+    if let Some(mut rejected) = slot {
+        rejected.release();
+    }
+}
+
 /// The most memory the pool keeps; the oldest buffers are released beyond it.
 const MAX_RETAINED_BYTES: usize = 1 << 30;
 /// A pooled buffer serves requests down to this fraction of its capacity.
@@ -68,8 +96,11 @@ pub fn take_for_overwrite<T: Element>(n: usize, fill: T) -> Vec<T> {
 /// A pooled buffer of `T` with room for `n` elements that wastes at most a quarter of itself.
 fn reuse<T: Element>(n: usize) -> Option<Vec<T>> {
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
-    if bytes < MIN_POOLED_BYTES {
+    if bytes < MIN_CACHED_BYTES {
         return None;
+    }
+    if bytes < MIN_POOLED_BYTES {
+        return reuse_small::<T>(bytes);
     }
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
     let fits = |b: &Buffer| {
@@ -81,6 +112,23 @@ fn reuse<T: Element>(n: usize) -> Option<Vec<T>> {
     pool.bytes -= buffer.capacity_bytes();
     drop(pool);
     T::take_vec(&mut buffer)
+}
+
+/// A buffer of this thread's cache that fits `bytes` of `T`, wasting at most half of itself.
+fn reuse_small<T: Element>(bytes: usize) -> Option<Vec<T>> {
+    SMALL
+        .try_with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let fits = |b: &Buffer| {
+                let cap = b.capacity_bytes();
+                b.dtype() == T::DTYPE && cap >= bytes && cap - bytes <= bytes
+            };
+            let i = cache.iter().rposition(fits)?;
+            let mut buffer = cache.swap_remove(i);
+            T::take_vec(&mut buffer)
+        })
+        .ok()
+        .flatten()
 }
 
 /// How many bytes the pool holds now.

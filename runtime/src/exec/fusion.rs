@@ -84,6 +84,8 @@ pub struct TileOp {
     pub weak: bool,
     /// Values whose last reader in the tile is this op.
     pub release: Vec<Value>,
+    /// The index in [`FusedGroup::outputs`] of this op's value, if it leaves the group.
+    pub output: Option<usize>,
 }
 
 /// The reduction at the end of a group.
@@ -392,6 +394,7 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
             dtype: aval.dtype,
             weak: aval.weak,
             release: Vec::new(),
+            output: None,
         });
         values.insert(out, Value::Op(ops.len() - 1));
     }
@@ -414,6 +417,11 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
         let v = program.equations[m].outputs[0];
         if used_outside[v.index()] {
             outputs.push((values[&v], v, program.aval(v).clone()));
+        }
+    }
+    for (o, (value, _, _)) in outputs.iter().enumerate() {
+        if let Value::Op(i) = value {
+            ops[*i].output = Some(o);
         }
     }
     release_dead_values(&mut ops, &outputs, reduction.as_ref());

@@ -24,6 +24,9 @@ struct Planned {
     outputs: Vec<Aval>,
     /// Variables whose last use is this step.
     release: Vec<Var>,
+    /// For a fused group, which inputs are moved in rather than cloned: those read for the
+    /// last time, by one input slot, so the group may reuse their buffers for its outputs.
+    move_in: Vec<bool>,
 }
 
 impl Plan {
@@ -70,7 +73,18 @@ impl Plan {
                         .collect(),
                     Step::Fused(_) => Vec::new(),
                 };
-                Planned { step, outputs, release }
+                let move_in = match &step {
+                    Step::Fused(group) => group
+                        .inputs
+                        .iter()
+                        .map(|(atom, _)| match atom {
+                            Atom::Var(v) => release.contains(v) && once(group, *v),
+                            Atom::Const(_) => false,
+                        })
+                        .collect(),
+                    Step::Single(_) => Vec::new(),
+                };
+                Planned { step, outputs, release, move_in }
             })
             .collect();
         Plan { program, steps }
@@ -126,13 +140,12 @@ impl Plan {
                     }
                 }
                 Step::Fused(group) => {
-                    // Inputs read for the last time are moved in, so the group may reuse
-                    // their buffers for its outputs.
                     let inputs = group
                         .inputs
                         .iter()
-                        .map(|(atom, _)| match atom {
-                            Atom::Var(v) if planned.release.contains(v) && once(group, *v) => {
+                        .zip(&planned.move_in)
+                        .map(|((atom, _), &moved)| match atom {
+                            Atom::Var(v) if moved => {
                                 env[v.index()].take().expect("defined before use")
                             }
                             _ => read(&env, atom),

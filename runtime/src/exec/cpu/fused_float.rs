@@ -120,7 +120,7 @@ unsafe fn run_tile<T: Real + Scalar>(
         // SAFETY: op `i`'s own part of the arena, disjoint from the parts its operands read.
         let dst = unsafe { slice::from_raw_parts_mut(base.add(i * len), len) };
         apply(op.slice.expect("slice groups have slice ops"), first, second, dst);
-        if let Some(o) = group.outputs.iter().position(|(v, _, _)| *v == Value::Op(i)) {
+        if let Some(o) = op.output {
             // SAFETY: this tile's range of output `o`, which only this tile writes (the
             // caller's contract); the output is a separate allocation from the arena.
             let out = unsafe { slice::from_raw_parts_mut(sinks[o].0.add(start), len) };

@@ -121,6 +121,36 @@ fn large_products_use_the_tuned_kernel_and_stay_accurate() {
     }
 }
 
+/// Transposed operands (as reverse mode produces them) are read in place by the kernel: every
+/// layout of both operands gives the naive product, in f32 and f64, single- and multi-threaded
+/// sizes alike.
+#[test]
+fn products_of_transposed_operands_read_in_place_are_exact() {
+    for (m, k, n) in [(37, 53, 29), (130, 300, 90)] {
+        let (va, vb) = (values(m * k, 0.25), values(k * n, 1.5));
+        let want = naive(&va, &vb, m, k, n);
+        let a = Array::from_shape_vec([m, k], va.clone());
+        let b = Array::from_shape_vec([k, n], vb.clone());
+        // Each operand as stored, or materialized as its transpose and contracted as such.
+        let (at, bt) = (a.t().reshape([k, m]), b.t().reshape([n, k]));
+        for dtype in [DType::F32, DType::F64] {
+            let (a, b, at, bt) =
+                (a.astype(dtype), b.astype(dtype), at.astype(dtype), bt.astype(dtype));
+            for (spec, x, y) in [
+                ("ik,kn->in", &a, &b),
+                ("ki,kn->in", &at, &b),
+                ("ik,nk->in", &a, &bt),
+                ("ki,nk->in", &at, &bt),
+            ] {
+                let got = jnp::einsum(spec, &[x, y]).astype(DType::F64).to_vec::<f64>().unwrap();
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g - w).abs() < 1e-4 * (1.0 + w.abs()), "{spec} {dtype:?}: {g} vs {w}");
+                }
+            }
+        }
+    }
+}
+
 proptest! {
     #[test]
     fn dot_of_random_shapes_matches_a_naive_loop(m in 1usize..9, k in 0usize..9, n in 1usize..9) {

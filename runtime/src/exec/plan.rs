@@ -15,7 +15,13 @@ use crate::primitives::Aval;
 pub struct Plan {
     program: Program,
     steps: Vec<Planned>,
+    /// Whether some value is large enough for its kernel to split work over the thread pool.
+    parallel: bool,
 }
+
+/// A plan with a value of at least this many elements runs on a pool thread (see
+/// [`Plan::run`]); smaller ones never leave the caller's thread.
+const POOL_MIN_ELEMENTS: usize = 1 << 15;
 
 #[derive(Debug)]
 struct Planned {
@@ -87,7 +93,11 @@ impl Plan {
                 Planned { step, outputs, release, move_in }
             })
             .collect();
-        Plan { program, steps }
+        let parallel = program
+            .avals
+            .iter()
+            .any(|aval| aval.shape.iter().product::<usize>() >= POOL_MIN_ELEMENTS);
+        Plan { program, steps, parallel }
     }
 
     /// The program this plan runs.
@@ -107,7 +117,23 @@ impl Plan {
     }
 
     /// Runs the plan on concrete arguments matching the program's inputs.
+    ///
+    /// A plan with parallel kernels runs on a thread of the rayon pool. Called from outside
+    /// the pool, each parallel kernel would hand its work to the pool and sleep until it is
+    /// done: one wake-up of a pool thread and one of the caller per kernel, which on a
+    /// virtual machine costs more than a kernel on a 64K-element tile. On a pool thread the
+    /// plan wakes nobody and waits for nobody: its kernels' halves are stolen by idle
+    /// threads or run by the thread itself.
     pub fn run(&self, args: Vec<Array>) -> Vec<Array> {
+        if self.parallel && rayon::current_thread_index().is_none() {
+            let mut results = Vec::new();
+            rayon::scope(|_| results = self.run_here(args));
+            return results;
+        }
+        self.run_here(args)
+    }
+
+    fn run_here(&self, args: Vec<Array>) -> Vec<Array> {
         let p = &self.program;
         let mut env: Vec<Option<Array>> = vec![None; p.avals.len()];
         for (var, arg) in p.inputs.iter().zip(args) {

@@ -307,6 +307,8 @@ fn eval_typed<T: Scalar>(op: BinaryOp, a: Operand<T>, b: Operand<T>, shape: &[us
 
 /// `op` (one of those [`BinaryOp::slice_op`] offers) of `a` and `b` into `dst`, with the
 /// scalar functions of [`eval_typed`], so fused and unfused results agree bit for bit.
+// Inlined so that the fused path's AVX2 entry point compiles the loops for wider vectors.
+#[inline(always)]
 pub(crate) fn float_op_into<T: Scalar>(op: BinaryOp, a: Src<T>, b: Src<T>, dst: &mut [T]) {
     use BinaryOp::*;
     match op {

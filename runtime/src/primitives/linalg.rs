@@ -5,7 +5,7 @@ use super::{bind1, describe, expect_arity, tuple, Aval, Primitive};
 use crate::array::Array;
 use crate::dtype::Element;
 use crate::exec::cpu::copy::transpose;
-use crate::exec::cpu::matmul::{batched_matmul, MatmulElement};
+use crate::exec::cpu::matmul::{batched_matmul, matmul_in_place, Layout, MatmulElement};
 use crate::transform::ad::ops::{self, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
 use crate::transform::batch::ops::{batched_axis, one, Batched};
@@ -265,11 +265,38 @@ impl DotGeneral {
         let m: usize = size(lshape, &lfree);
         let k: usize = size(lshape, &self.lhs_contract);
         let n: usize = size(rshape, &rfree);
+        if batch == 1 {
+            // A transposed operand (as reverse mode makes them) is read in place by gemm.
+            let lhs_layout = layout_of(lshape, &lfree, &self.lhs_contract);
+            let rhs_layout = layout_of(rshape, &self.rhs_contract, &rfree);
+            if let (Some(a), Some(b)) = (lhs_layout, rhs_layout) {
+                if let Some(out) = matmul_in_place(l, r, [a, b], m, k, n) {
+                    return out;
+                }
+            }
+        }
         let lperm: Vec<usize> = [&self.lhs_batch[..], &lfree, &self.lhs_contract].concat();
         let rperm: Vec<usize> = [&self.rhs_batch[..], &self.rhs_contract, &rfree].concat();
         let l = arrange(l, lshape, &lperm);
         let r = arrange(r, rshape, &rperm);
         batched_matmul(&l, &r, batch, m, k, n, m * k, k * n)
+    }
+}
+
+/// How an operand whose matrix reads axes `first` as rows and `second` as columns is stored:
+/// row-major when its memory order is `first` then `second`, transposed when it is `second`
+/// then `first`, `None` otherwise (batch axes of extent 1 and unit axes are ignored).
+fn layout_of(shape: &[usize], first: &[usize], second: &[usize]) -> Option<Layout> {
+    let in_order = |order: Vec<usize>| {
+        let moved: Vec<usize> = order.into_iter().filter(|&a| shape[a] != 1).collect();
+        moved.windows(2).all(|w| w[0] < w[1])
+    };
+    if in_order([first, second].concat()) {
+        Some(Layout::RowMajor)
+    } else if in_order([second, first].concat()) {
+        Some(Layout::Transposed)
+    } else {
+        None
     }
 }
 

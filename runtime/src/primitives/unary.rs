@@ -356,6 +356,8 @@ fn float_op<T: Real>(op: UnaryOp, v: &[T]) -> Buffer {
 
 /// `op` (one of those [`UnaryOp::slice_op`] offers) from `src` into `dst`, with the scalar
 /// functions of [`float_op`], so fused and unfused results agree bit for bit.
+// Inlined so that the fused path's AVX2 entry point compiles the loops for wider vectors.
+#[inline(always)]
 pub(crate) fn float_op_into<T: Real>(op: UnaryOp, src: &[T], dst: &mut [T]) {
     use UnaryOp::*;
     macro_rules! f {

@@ -134,23 +134,6 @@ pub fn zip3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, D: Element>(
 pub(crate) mod wide {
     use std::mem::MaybeUninit;
 
-    /// Runs `f` with AVX2 enabled for what inlines into it, when the CPU has it.
-    #[inline(always)]
-    pub fn call<R>(f: impl FnOnce() -> R) -> R {
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { call_avx2(f) };
-        }
-        f()
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn call_avx2<R>(f: impl FnOnce() -> R) -> R {
-        f()
-    }
-
     #[inline(always)]
     pub fn fill<D>(
         f: &impl Fn(usize, &mut [MaybeUninit<D>]),

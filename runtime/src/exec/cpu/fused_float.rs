@@ -8,7 +8,6 @@ use std::slice;
 
 use rayon::prelude::*;
 
-use super::elementwise::wide;
 use super::pool;
 use crate::array::Array;
 use crate::dtype::Element;
@@ -55,7 +54,7 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
         let start = t * TILE;
         let len = TILE.min(n - start);
         // SAFETY (of `run_tile`'s contract): tiles cover disjoint ranges inside `0..n`.
-        wide::call(|| unsafe { run_tile(group, &sources, &sinks, start, len) })
+        unsafe { run_tile(group, &sources, &sinks, start, len) }
     };
     if n < 2 * TILE {
         (0..tiles).for_each(tile);
@@ -108,28 +107,35 @@ unsafe fn run_tile<T: Real + Scalar>(
     // Op `i`'s tile result is `arena[i * len..(i + 1) * len]`: one allocation per tile.
     let mut arena: Vec<T> = pool::take_for_overwrite(len * group.ops.len(), T::from_i64(0));
     let base = arena.as_mut_ptr();
+    // Where each op's tile result is: its part of the arena, or (unless outputs are streamed)
+    // its range of the output it is, written there directly.
+    let mut at: Vec<*mut T> = Vec::with_capacity(group.ops.len());
     for (i, op) in group.ops.iter().enumerate() {
         let operand = |v: Value| match v {
             Value::Input(k) => input(k),
-            // SAFETY: op `j < i` wrote its `len` elements of the arena, which nothing writes
+            // SAFETY: op `j < i` wrote its `len` elements at `at[j]`, which nothing writes
             // again while this tile runs.
-            Value::Op(j) => Src::Slice(unsafe { slice::from_raw_parts(base.add(j * len), len) }),
+            Value::Op(j) => Src::Slice(unsafe { slice::from_raw_parts(at[j], len) }),
         };
         let first = operand(op.inputs[0]);
         let second = op.inputs.get(1).map(|&v| operand(v));
-        // SAFETY: op `i`'s own part of the arena, disjoint from the parts its operands read.
-        let dst = unsafe { slice::from_raw_parts_mut(base.add(i * len), len) };
-        apply(op.slice.expect("slice groups have slice ops"), first, second, dst);
-        if let Some(o) = op.output {
+        let direct = op.output.filter(|_| !stream);
+        let place = match direct {
             // SAFETY: this tile's range of output `o`, which only this tile writes (the
-            // caller's contract); the output is a separate allocation from the arena.
+            // caller's contract); outputs are allocations separate from the arena and inputs.
+            Some(o) => unsafe { sinks[o].0.add(start) },
+            // SAFETY: op `i`'s own part of the arena.
+            None => unsafe { base.add(i * len) },
+        };
+        // SAFETY: `place` holds `len` elements that no operand of this op reads.
+        let dst = unsafe { slice::from_raw_parts_mut(place, len) };
+        apply_widest(op.slice.expect("slice groups have slice ops"), first, second, dst);
+        if let (Some(o), None) = (op.output, direct) {
+            // SAFETY: as for a direct output above.
             let out = unsafe { slice::from_raw_parts_mut(sinks[o].0.add(start), len) };
-            if stream {
-                stream::copy(dst, out);
-            } else {
-                out.copy_from_slice(dst);
-            }
+            stream::copy(dst, out);
         }
+        at.push(place);
     }
     // Outputs that are inputs read through a broadcast.
     for (o, (value, _, _)) in group.outputs.iter().enumerate() {
@@ -152,6 +158,34 @@ unsafe fn run_tile<T: Real + Scalar>(
     }
 }
 
+/// [`apply`] compiled for AVX2 when the CPU has it (the crate's baseline is SSE2).
+fn apply_widest<T: Real + Scalar>(
+    op: SliceOp,
+    first: Src<T>,
+    second: Option<Src<T>>,
+    dst: &mut [T],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { apply_avx2(op, first, second, dst) };
+    }
+    apply(op, first, second, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn apply_avx2<T: Real + Scalar>(
+    op: SliceOp,
+    first: Src<T>,
+    second: Option<Src<T>>,
+    dst: &mut [T],
+) {
+    apply(op, first, second, dst)
+}
+
+/// One op's loop; inlined (with the ops' loops) into [`apply_avx2`] to be compiled for AVX2.
+#[inline(always)]
 fn apply<T: Real + Scalar>(op: SliceOp, first: Src<T>, second: Option<Src<T>>, dst: &mut [T]) {
     match op {
         SliceOp::Unary(op) => match first {

@@ -183,10 +183,80 @@ mod sealed {
         /// Runs the batched product; `shape` has been validated against the
         /// operand lengths.
         fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self>;
+
+        /// One product of operands stored row-major or transposed, read in place; `None`
+        /// when the type has no strided kernel (the caller then copies the operands).
+        fn strided(
+            _lhs: &[Self],
+            _rhs: &[Self],
+            _layout: [super::Layout; 2],
+            _mkn: [usize; 3],
+        ) -> Option<Vec<Self>> {
+            None
+        }
     }
 }
 
 use sealed::Shape;
+
+/// How a matrix operand of [`matmul_in_place`] is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Row-major as the product reads it: `m x k` for the left operand, `k x n` for the right.
+    RowMajor,
+    /// Row-major as its transpose: `k x m` for the left operand, `n x k` for the right.
+    Transposed,
+}
+
+/// `lhs @ rhs` (`m x k` times `k x n`, one product) with each operand read where it is, in
+/// the given layout, so a transposed operand costs no copy. Returns `None` for element types
+/// without a strided kernel (integers, `bool`, `bf16`) and for vector shapes (`m`, `n` or `k`
+/// of 1, which have their own kernels in [`batched_matmul`]).
+///
+/// # Panics
+///
+/// Panics if an operand is shorter than its matrix.
+pub fn matmul_in_place<T: MatmulElement>(
+    lhs: &[T],
+    rhs: &[T],
+    layout: [Layout; 2],
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Option<Vec<T>> {
+    if m <= 1 || n <= 1 || k <= 1 {
+        return None;
+    }
+    assert!(lhs.len() >= m * k && rhs.len() >= k * n, "matmul_in_place: operands too short");
+    T::strided(lhs, rhs, layout, [m, k, n])
+}
+
+/// `dst = lhs @ rhs` for operands in `layout`, on the threads [`threads_for`] gives.
+fn strided_product<T: GemmFloat + crate::dtype::Element>(
+    lhs: &[T],
+    rhs: &[T],
+    layout: [Layout; 2],
+    d: Dims,
+) -> Vec<T> {
+    let Dims { m, k, n } = d;
+    let mut out = super::pool::take_for_overwrite(m * n, T::ZERO);
+    let (lhs_row, lhs_col) = match layout[0] {
+        Layout::RowMajor => (k, 1),
+        Layout::Transposed => (1, m),
+    };
+    let (rhs_row, rhs_col) = match layout[1] {
+        Layout::RowMajor => (n, 1),
+        Layout::Transposed => (1, k),
+    };
+    let lhs = MatRef { data: lhs, row_stride: lhs_row, col_stride: lhs_col };
+    let rhs = MatRef { data: rhs, row_stride: rhs_row, col_stride: rhs_col };
+    let dst = MatMut { data: &mut out, row_stride: n, col_stride: 1 };
+    let threads = threads_for(d);
+    let parallelism =
+        if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
+    gemm_strided(dst, lhs, rhs, d, parallelism);
+    out
+}
 
 /// Dimensions of one product `(m x k) @ (k x n)`.
 #[derive(Clone, Copy, Debug)]
@@ -496,6 +566,10 @@ macro_rules! impl_gemm_float {
         impl sealed::Sealed for $t {
             fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
                 run_batched(lhs, rhs, shape, <$t as GemmFloat>::ZERO, Dst::Overwrites, gemm_product::<$t>)
+            }
+
+            fn strided(lhs: &[Self], rhs: &[Self], layout: [Layout; 2], [m, k, n]: [usize; 3]) -> Option<Vec<Self>> {
+                Some(strided_product(lhs, rhs, layout, Dims { m, k, n }))
             }
         }
     )*};

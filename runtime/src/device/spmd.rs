@@ -217,6 +217,12 @@ pub(crate) fn available_devices() -> usize {
     CONTEXT.with(|c| c.borrow().devices).unwrap_or_else(super::device_count)
 }
 
+/// Whether this thread runs a shard of a launch (its collectives and device share live in
+/// this thread's context, so its work must stay on it).
+pub(crate) fn in_shard() -> bool {
+    CONTEXT.with(|c| !c.borrow().frames.is_empty())
+}
+
 /// The device this thread runs a shard for (`cpu:0` outside any launch).
 pub(crate) fn current_device() -> super::Device {
     super::Device::Cpu(CONTEXT.with(|c| c.borrow().first_device))

@@ -125,7 +125,10 @@ impl Plan {
     /// plan wakes nobody and waits for nobody: its kernels' halves are stolen by idle
     /// threads or run by the thread itself.
     pub fn run(&self, args: Vec<Array>) -> Vec<Array> {
-        if self.parallel && rayon::current_thread_index().is_none() {
+        // A pmap shard stays on its own thread: its collectives and devices are in its
+        // thread's context, and its peers block in collectives until it joins them.
+        let on_caller = rayon::current_thread_index().is_some() || crate::device::spmd::in_shard();
+        if self.parallel && !on_caller {
             let mut results = Vec::new();
             rayon::scope(|_| results = self.run_here(args));
             return results;

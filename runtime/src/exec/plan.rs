@@ -126,9 +126,12 @@ impl Plan {
     /// threads or run by the thread itself.
     pub fn run(&self, args: Vec<Array>) -> Vec<Array> {
         // A pmap shard stays on its own thread: its collectives and devices are in its
-        // thread's context, and its peers block in collectives until it joins them.
-        let on_caller = rayon::current_thread_index().is_some() || crate::device::spmd::in_shard();
-        if self.parallel && !on_caller {
+        // thread's context, and its peers block in collectives until it joins them. (Small
+        // plans, the dispatch-bound ones, skip both thread-local checks.)
+        let hop = self.parallel
+            && rayon::current_thread_index().is_none()
+            && !crate::device::spmd::in_shard();
+        if hop {
             let mut results = Vec::new();
             rayon::scope(|_| results = self.run_here(args));
             return results;

@@ -287,17 +287,20 @@ impl DotGeneral {
 /// row-major when its memory order is `first` then `second`, transposed when it is `second`
 /// then `first`, `None` otherwise (batch axes of extent 1 and unit axes are ignored).
 fn layout_of(shape: &[usize], first: &[usize], second: &[usize]) -> Option<Layout> {
-    let in_order = |order: Vec<usize>| {
-        let moved: Vec<usize> = order.into_iter().filter(|&a| shape[a] != 1).collect();
-        moved.windows(2).all(|w| w[0] < w[1])
-    };
-    if in_order([first, second].concat()) {
+    if keeps_layout(shape, &[first, second].concat()) {
         Some(Layout::RowMajor)
-    } else if in_order([second, first].concat()) {
+    } else if keeps_layout(shape, &[second, first].concat()) {
         Some(Layout::Transposed)
     } else {
         None
     }
+}
+
+/// Whether reading the axes of a row-major array of `shape` in `order` walks its memory in
+/// order: axes of extent 1 can move freely without changing the layout.
+fn keeps_layout(shape: &[usize], order: &[usize]) -> bool {
+    let moved: Vec<usize> = order.iter().copied().filter(|&a| shape[a] != 1).collect();
+    moved.windows(2).all(|w| w[0] < w[1])
 }
 
 /// `src` with its axes permuted, borrowed when the permutation keeps the layout.
@@ -306,9 +309,7 @@ fn arrange<'a, T: Element>(
     shape: &[usize],
     perm: &[usize],
 ) -> std::borrow::Cow<'a, [T]> {
-    // Axes of extent 1 can move freely without changing the layout.
-    let moved: Vec<usize> = perm.iter().copied().filter(|&a| shape[a] != 1).collect();
-    if moved.windows(2).all(|w| w[0] < w[1]) {
+    if keeps_layout(shape, perm) {
         std::borrow::Cow::Borrowed(src)
     } else {
         std::borrow::Cow::Owned(transpose(src, shape, perm))

@@ -24,7 +24,9 @@
 use rayon::prelude::*;
 
 use super::copy::transpose;
-use super::matmul::{gemm_strided, Dims, GemmFloat, MatMut, MatRef, PARALLEL_MIN_MACS};
+use super::matmul::{
+    gemm_strided, parallelism, Dims, GemmFloat, MatMut, MatRef, PARALLEL_MIN_MACS,
+};
 use crate::array::Buffer;
 use crate::dtype::{DType, Element};
 
@@ -314,11 +316,7 @@ impl<'g> Plan<'g> {
         let at = Item {
             base: image * g.lhs_strides[0] + channel * g.lhs_strides[1],
             kernel: &rhs[group * g.group_out() * g.depth()..][..g.group_out() * g.depth()],
-            parallelism: if threads > 1 {
-                gemm::Parallelism::Rayon(threads)
-            } else {
-                gemm::Parallelism::None
-            },
+            parallelism: parallelism(threads),
         };
         match &self.method {
             Method::Scatter(taps, step) => self.scatter(taps, *step, lhs, &at, dst, scratch),

@@ -251,11 +251,17 @@ fn strided_product<T: GemmFloat + crate::dtype::Element>(
     let lhs = MatRef { data: lhs, row_stride: lhs_row, col_stride: lhs_col };
     let rhs = MatRef { data: rhs, row_stride: rhs_row, col_stride: rhs_col };
     let dst = MatMut { data: &mut out, row_stride: n, col_stride: 1 };
-    let threads = threads_for(d);
-    let parallelism =
-        if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
-    gemm_strided(dst, lhs, rhs, d, parallelism);
+    gemm_strided(dst, lhs, rhs, d, parallelism(threads_for(d)));
     out
+}
+
+/// gemm's threading for a product given `threads` threads.
+pub(crate) fn parallelism(threads: usize) -> gemm::Parallelism {
+    if threads > 1 {
+        gemm::Parallelism::Rayon(threads)
+    } else {
+        gemm::Parallelism::None
+    }
 }
 
 /// Dimensions of one product `(m x k) @ (k x n)`.
@@ -448,9 +454,7 @@ fn gemm_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, thre
             }
         }
     } else {
-        let parallelism =
-            if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
-        gemm_call(dst, lhs, rhs, d, n, parallelism);
+        gemm_call(dst, lhs, rhs, d, n, parallelism(threads));
     }
 }
 

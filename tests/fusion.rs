@@ -60,6 +60,38 @@ fn broadcasts_fold_into_the_group_that_reads_them() {
 }
 
 #[test]
+fn unit_axis_reshapes_stay_in_their_group() {
+    let (x, z) = (random(&[64, 32], 10), random(&[64, 1, 32], 11));
+    let (fused, unfused, plan) = both(&[x, z], |a| {
+        let t = a[0].tanh();
+        let r = jnp::reshape(&t, [64, 1, 32]);
+        let back = jnp::reshape(&(&r * &a[1]), [64, 32]);
+        // `r` and `t` are the same tile values under two shapes, both written out.
+        vec![&back + &t, r, t]
+    });
+    assert_eq!(plan.fused_groups(), vec![5]);
+    for (f, u) in fused.iter().zip(&unfused) {
+        agree(f, u, 0.0).unwrap();
+    }
+    assert_eq!(fused[1].shape(), &[64, 1, 32]);
+    assert_eq!(fused[2].shape(), &[64, 32]);
+}
+
+#[test]
+fn a_reduction_of_a_reshaped_value_fuses_with_its_unit_axes_dropped() {
+    let x = random(&[64, 300], 12);
+    let (fused, unfused, plan) = both(&[x], |a| {
+        let r = jnp::reshape(&a[0].exp(), [64, 1, 300]);
+        vec![jnp::sum_axes(&r, 2, false), jnp::sum_axes(&(&r * 2.0), 0, true)]
+    });
+    assert!(plan.fused_groups().contains(&3), "{:?}", plan.fused_groups());
+    for (f, u) in fused.iter().zip(&unfused) {
+        assert_eq!(f.shape(), u.shape());
+        agree(f, u, 1e-5).unwrap();
+    }
+}
+
+#[test]
 fn a_loss_reduces_in_the_same_pass_and_softmax_fuses_its_rows() {
     let (p, t) = (random(&[512, 300], 3), random(&[512, 300], 4));
     let (fused, unfused, plan) = both(&[p.clone(), t], |a| {
@@ -116,6 +148,9 @@ enum Gen {
     Select(usize, usize, usize),
     Broadcast(usize),
     Reduce(u8, usize),
+    /// An op on a value given a leading unit axis and back: written out under both shapes
+    /// when the flag is set.
+    Reshape(usize, bool),
 }
 
 fn gen_step() -> impl Strategy<Value = Gen> {
@@ -125,6 +160,7 @@ fn gen_step() -> impl Strategy<Value = Gen> {
         (any::<usize>(), any::<usize>(), any::<usize>()).prop_map(|(p, a, b)| Gen::Select(p, a, b)),
         any::<usize>().prop_map(Gen::Broadcast),
         (0u8..6, any::<usize>()).prop_map(|(o, a)| Gen::Reduce(o, a)),
+        (any::<usize>(), any::<bool>()).prop_map(|(a, both)| Gen::Reshape(a, both)),
     ]
 }
 
@@ -171,6 +207,15 @@ fn apply(steps: &[Gen], inputs: &[Array], dtype: DType) -> Vec<Array> {
                 jnp::where_(c.lt(&x), &x, &y)
             }
             Gen::Broadcast(a) => jnp::broadcast_to(&pick(&values, *a), FULL),
+            Gen::Reshape(a, both) => {
+                let x = pick(&values, *a);
+                let unit: Vec<usize> = [1].iter().chain(x.shape()).copied().collect();
+                let y = jnp::reshape(&jnp::reshape(&x, unit.clone()).neg(), x.shape().to_vec());
+                if *both {
+                    outs.push(jnp::reshape(&y, unit));
+                }
+                y
+            }
             Gen::Reduce(op, a) => {
                 let x = jnp::broadcast_to(&pick(&values, *a), FULL) + 0.0;
                 let r = match op {

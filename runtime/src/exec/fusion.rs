@@ -11,6 +11,10 @@
 //! starts a new one; any other reader of a group's value closes that group, so a group never
 //! grows past an equation that depends on it. A closed group runs where its last member
 //! stood, after everything its members read.
+//!
+//! Axes of extent 1 do not change which element sits where, so a group's iteration shape is
+//! its members' shape without them: `[256, 1, 256]` and `[256, 256]` values share a group,
+//! and a reshape between them is another name for the same tile values.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,7 +42,7 @@ pub enum Step {
 /// A group of equations that runs tile by tile over its iteration shape.
 #[derive(Debug)]
 pub struct FusedGroup {
-    /// The iteration shape every member produces.
+    /// The iteration shape every member produces (less its axes of extent 1).
     pub shape: Vec<usize>,
     /// The values read from outside, each once, with how a tile reads it.
     pub inputs: Vec<(Atom, Load)>,
@@ -46,6 +50,9 @@ pub struct FusedGroup {
     pub ops: Vec<TileOp>,
     /// The values written out: which value, the variable it defines, and its aval.
     pub outputs: Vec<(Value, Var, Aval)>,
+    /// Variables that name an output's value again (through unit-axis reshapes): each is
+    /// output `.1` under its own aval.
+    pub aliases: Vec<(Var, usize, Aval)>,
     /// The reduction that ends the group, if any.
     pub reduction: Option<Reduction>,
     /// How many equations of the program the group stands for.
@@ -131,8 +138,9 @@ impl FusedGroup {
 
 /// A group while the pass builds it.
 struct Building {
+    /// The iteration shape, without axes of extent 1.
     shape: Vec<usize>,
-    /// Member equations (elementwise ops and absorbed broadcasts), in program order.
+    /// Member equations (elementwise ops, absorbed broadcasts and reshapes), in program order.
     members: Vec<usize>,
     reduction: Option<usize>,
     open: bool,
@@ -157,6 +165,9 @@ pub fn partition(program: &Program, fuse: bool) -> Vec<Step> {
             }
             (Fusion::Reduce { axes, .. }, Some(_)) => {
                 end_with_reduction(&mut groups, &alias, &defined_in, program, i, axes)
+            }
+            (Fusion::Reshape, Some(aval)) => {
+                rename(&mut groups, &alias, &defined_in, program, i, &aval.shape)
             }
             _ => None,
         };
@@ -186,6 +197,31 @@ fn root(alias: &[usize], mut g: usize) -> usize {
     g
 }
 
+/// `shape` without its axes of extent 1: the iteration shape of a group holding it.
+fn squeezed(shape: &[usize]) -> Vec<usize> {
+    shape.iter().copied().filter(|&d| d != 1).collect()
+}
+
+/// Adds reshape `i` (to `shape`) to its operand's group when the group is open and the
+/// reshape only adds or removes axes of extent 1: its value is then its operand's.
+fn rename(
+    groups: &mut [Building],
+    alias: &[usize],
+    defined_in: &HashMap<Var, usize>,
+    program: &Program,
+    i: usize,
+    shape: &[usize],
+) -> Option<usize> {
+    let Atom::Var(v) = program.equations[i].inputs[0] else { return None };
+    let g = root(alias, *defined_in.get(&v)?);
+    let group = &mut groups[g];
+    if !group.open || group.shape != squeezed(shape) {
+        return None;
+    }
+    group.members.push(i);
+    Some(g)
+}
+
 /// Adds elementwise (or broadcast) equation `i` of output `shape` to a group: the merge of the
 /// open groups of its operands with that shape, or a new one.
 fn join(
@@ -198,6 +234,7 @@ fn join(
 ) -> Option<usize> {
     let eqn = &program.equations[i];
     let is_broadcast = matches!(eqn.prim.fusion(), Fusion::Broadcast { .. });
+    let shape = squeezed(shape);
     let mut targets: Vec<usize> = Vec::new();
     for atom in &eqn.inputs {
         let Atom::Var(v) = atom else { continue };
@@ -214,12 +251,7 @@ fn join(
         }
     }
     let Some(&target) = targets.first() else {
-        groups.push(Building {
-            shape: shape.to_vec(),
-            members: vec![i],
-            reduction: None,
-            open: true,
-        });
+        groups.push(Building { shape, members: vec![i], reduction: None, open: true });
         alias.push(groups.len() - 1);
         return Some(groups.len() - 1);
     };
@@ -250,14 +282,21 @@ fn end_with_reduction(
     let group = &groups[g];
     let dtype = program.aval(v).dtype;
     let halves = matches!(dtype, DType::F16 | DType::BF16);
-    if !group.open || halves || group.shape != program.aval(v).shape {
+    if !group.open || halves {
         return None;
     }
-    reduce_layout(&group.shape, axes)?;
+    reduce_layout(&group.shape, &squeezed_axes(&program.aval(v).shape, axes))?;
     let group = &mut groups[g];
     group.reduction = Some(i);
     group.open = false;
     Some(g)
+}
+
+/// The axes of `shape` that `axes` name once its axes of extent 1 are gone (reducing those
+/// changes nothing).
+fn squeezed_axes(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    let index = |a: usize| shape[..a].iter().filter(|&&d| d != 1).count();
+    axes.iter().filter(|&&a| shape[a] != 1).map(|&a| index(a)).collect()
 }
 
 /// The tile layout of reducing `axes` of `shape`, if fusion handles it.
@@ -368,12 +407,22 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
     for &m in &group.members {
         let eqn = &program.equations[m];
         let out = eqn.outputs[0];
-        if let Fusion::Broadcast { broadcast_dimensions } = eqn.prim.fusion() {
-            let operand = program.atom_aval(&eqn.inputs[0]);
-            let load = broadcast_load(&operand.shape, broadcast_dimensions, &shape);
-            let v = input(&eqn.inputs[0], load, &mut inputs);
-            values.insert(out, v);
-            continue;
+        let out_shape = &program.aval(out).shape;
+        match eqn.prim.fusion() {
+            Fusion::Broadcast { broadcast_dimensions } => {
+                let operand = program.atom_aval(&eqn.inputs[0]);
+                let strides = strides_into(&operand.shape, broadcast_dimensions, out_shape);
+                let load = strided_load(&strides, out_shape, false);
+                let v = input(&eqn.inputs[0], load, &mut inputs);
+                values.insert(out, v);
+                continue;
+            }
+            Fusion::Reshape => {
+                let Atom::Var(v) = &eqn.inputs[0] else { unreachable!("a group's own value") };
+                values.insert(out, values[v]);
+                continue;
+            }
+            _ => {}
         }
         let operands = eqn
             .inputs
@@ -382,7 +431,7 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
                 Atom::Var(v) if values.contains_key(v) => values[v],
                 _ => {
                     let aval = program.atom_aval(atom);
-                    input(atom, numpy_load(&aval.shape, &shape), &mut inputs)
+                    input(atom, numpy_load(&aval.shape, out_shape), &mut inputs)
                 }
             })
             .collect();
@@ -404,19 +453,25 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
         let Atom::Var(v) = &eqn.inputs[0] else {
             unreachable!("reductions of groups read variables")
         };
+        let axes = squeezed_axes(&program.aval(*v).shape, axes);
         Reduction {
             op,
             input: values[v],
-            layout: reduce_layout(&shape, axes).expect("checked when the group was built"),
+            layout: reduce_layout(&shape, &axes).expect("checked when the group was built"),
             out: eqn.outputs[0],
             aval: program.aval(eqn.outputs[0]).clone(),
         }
     });
-    let mut outputs = Vec::new();
+    let mut outputs: Vec<(Value, Var, Aval)> = Vec::new();
+    let mut aliases = Vec::new();
     for &m in &group.members {
         let v = program.equations[m].outputs[0];
         if used_outside[v.index()] {
-            outputs.push((values[&v], v, program.aval(v).clone()));
+            let aval = program.aval(v).clone();
+            match outputs.iter().position(|o| o.0 == values[&v]) {
+                Some(o) => aliases.push((v, o, aval)),
+                None => outputs.push((values[&v], v, aval)),
+            }
         }
     }
     for (o, (value, _, _)) in outputs.iter().enumerate() {
@@ -427,7 +482,7 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
     release_dead_values(&mut ops, &outputs, reduction.as_ref());
     let equations = group.members.len() + usize::from(reduction.is_some());
     let slice_dtype = slice_dtype(program, &inputs, &ops, reduction.is_some());
-    FusedGroup { shape, inputs, ops, outputs, reduction, equations, slice_dtype }
+    FusedGroup { shape, inputs, ops, outputs, aliases, reduction, equations, slice_dtype }
 }
 
 /// The dtype of a group that can run as slice loops: f32 or f64 throughout, every op with a
@@ -452,26 +507,35 @@ fn same_atom(a: &Atom, b: &Atom) -> bool {
     }
 }
 
-/// How an operand broadcast by NumPy's rules (right-aligned) is read.
+/// How an operand broadcast by NumPy's rules (right-aligned) to an equation's output `shape`
+/// is read.
 fn numpy_load(operand: &[usize], shape: &[usize]) -> Load {
-    if operand == shape {
-        return Load::Full;
-    }
-    if operand.iter().product::<usize>() == 1 {
-        return Load::Scalar;
-    }
     let offset = shape.len() - operand.len();
     let dims: Vec<usize> = (offset..shape.len()).collect();
-    Load::Strided(strides_into(operand, &dims, shape))
+    strided_load(&strides_into(operand, &dims, shape), shape, true)
 }
 
-/// How the operand of a `broadcast_in_dim` is read. Its value has the full tile shape even
-/// when the operand is one element (a unary op reading it needs every element).
-fn broadcast_load(operand: &[usize], dims: &[usize], shape: &[usize]) -> Load {
-    if operand == shape {
-        return Load::Full;
+/// How an operand read with `strides` along the axes of an equation's output `shape` is read
+/// over the group's iteration shape (`shape` without its unit axes). A one-element operand is
+/// a scalar when `scalar` allows; a `broadcast_in_dim`'s value has the full tile shape even
+/// then (a unary op reading it needs every element).
+fn strided_load(strides: &[usize], shape: &[usize], scalar: bool) -> Load {
+    let kept: Vec<(usize, usize)> =
+        shape.iter().zip(strides).filter(|(&d, _)| d != 1).map(|(&d, &s)| (d, s)).collect();
+    let strides: Vec<usize> = kept.iter().map(|&(_, s)| s).collect();
+    let mut contiguous = vec![0usize; kept.len()];
+    let mut step = 1;
+    for a in (0..kept.len()).rev() {
+        contiguous[a] = step;
+        step *= kept[a].0;
     }
-    Load::Strided(strides_into(operand, dims, shape))
+    if strides == contiguous {
+        Load::Full
+    } else if scalar && strides.iter().all(|&s| s == 0) {
+        Load::Scalar
+    } else {
+        Load::Strided(strides)
+    }
 }
 
 /// The operand's element stride along each axis of `shape` (0 where it is broadcast).

@@ -190,6 +190,11 @@ impl Plan {
                     for (var, value) in defined.zip(results) {
                         env[var.index()] = Some(value);
                     }
+                    for (var, o, aval) in &group.aliases {
+                        let output = env[group.outputs[*o].1.index()].as_ref();
+                        let output = output.expect("bound just above");
+                        env[var.index()] = Some(output.with_shape(aval.shape.clone()));
+                    }
                 }
             }
         }

@@ -179,6 +179,9 @@ pub enum Fusion<'a> {
     Broadcast { broadcast_dimensions: &'a [usize] },
     /// A reduction over `axes`, which may end a fused group.
     Reduce { op: ReduceOp, axes: &'a [usize] },
+    /// `reshape`: the same elements in the same order under another shape. One that only adds
+    /// or removes axes of extent 1 stays inside a fused group as another name for its operand.
+    Reshape,
 }
 
 /// Copies a primitive into a shared handle, so the IR can keep what `bind` was given.

@@ -58,6 +58,10 @@ impl Primitive for Reshape {
         Ok(reshaped(x, self.new_sizes.clone()))
     }
 
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Reshape
+    }
+
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
         // Arrays are always contiguous, so a reshape only relabels the shared buffer.
         vec![inputs[0].with_shape(outputs[0].shape.clone())]

@@ -123,6 +123,28 @@ fn large_transposes_match_a_naive_loop() {
 }
 
 #[test]
+fn every_permutation_of_three_axes_matches_a_naive_loop() {
+    // Extents off the kernel's block sizes, 8-byte elements, and an axis between the two
+    // that swap (perm (2, 1, 0)).
+    let dims = [19usize, 13, 21];
+    let x = Array::from_shape_vec(dims, (0..(19 * 13 * 21) as i64).collect());
+    let data = x.to_vec::<i64>().unwrap();
+    for perm in [[0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+        let axes: Vec<isize> = perm.iter().map(|&a| a as isize).collect();
+        let t = jnp::transpose(&x, Some(&axes)).to_vec::<i64>().unwrap();
+        let out: Vec<usize> = perm.iter().map(|&a| dims[a]).collect();
+        for (flat, &v) in t.iter().enumerate() {
+            let idx = [flat / (out[1] * out[2]), flat / out[2] % out[1], flat % out[2]];
+            let mut src = [0usize; 3];
+            for (k, &a) in perm.iter().enumerate() {
+                src[a] = idx[k];
+            }
+            assert_eq!(v, data[(src[0] * dims[1] + src[1]) * dims[2] + src[2]], "{perm:?}");
+        }
+    }
+}
+
+#[test]
 fn large_copies_agree_with_their_definitions() {
     // Big enough for the parallel paths of the concatenate, pad and gather kernels.
     let (r, c) = (400, 300);

@@ -190,18 +190,71 @@ fn tiled_transpose<T: Element>(src: &[T], dims: &[usize], steps: &[isize], a: us
                 let base = lead_off + mid_off;
                 for j0 in (0..cols).step_by(TILE) {
                     let j1 = (j0 + TILE).min(cols);
-                    for i in i0..i_end {
-                        let row = &mut block[(i - i0) * row_len + m * cols..];
-                        let s0 = base + i as isize;
-                        for j in j0..j1 {
-                            row[j].write(src[(s0 + j as isize * col_step) as usize]);
-                        }
-                    }
+                    let tile = Tile { rows: i0..i_end, cols: j0..j1, base, col_step, row_len };
+                    tile.copy(src, &mut block[m * cols..]);
                 }
             }
             r += i_end - i0;
         }
     })
+}
+
+/// One tile of a transpose: output rows `rows` (each `row_len` apart in the output), columns
+/// `cols`, where output element `(i, j)` is source element `base + i + j * col_step`.
+struct Tile {
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+    base: isize,
+    col_step: isize,
+    row_len: usize,
+}
+
+/// Side of the blocks a tile moves through a small local array: reads of `MICRO` contiguous
+/// source elements and writes of `MICRO` contiguous output elements, instead of one strided
+/// read per element.
+const MICRO: usize = 8;
+
+impl Tile {
+    /// Copies the tile into `out`, whose first element is output element `(rows.start, 0)`.
+    fn copy<T: Element>(&self, src: &[T], out: &mut [MaybeUninit<T>]) {
+        let (i0, j0) = (self.rows.start, self.cols.start);
+        let whole = |r: &std::ops::Range<usize>| r.start + (r.end - r.start) / MICRO * MICRO;
+        let (i_whole, j_whole) = (whole(&self.rows), whole(&self.cols));
+        for i in (i0..i_whole).step_by(MICRO) {
+            for j in (j0..j_whole).step_by(MICRO) {
+                self.micro(src, out, i, j);
+            }
+        }
+        // The ragged right and bottom edges, element by element.
+        for i in self.rows.clone() {
+            let j_from = if i < i_whole { j_whole } else { j0 };
+            let row = &mut out[(i - i0) * self.row_len..];
+            for j in j_from..self.cols.end {
+                row[j].write(src[self.source(i, j)]);
+            }
+        }
+    }
+
+    /// The `MICRO x MICRO` block at output `(i, j)`: source rows in, output rows out.
+    #[inline(always)]
+    fn micro<T: Element>(&self, src: &[T], out: &mut [MaybeUninit<T>], i: usize, j: usize) {
+        let first = src[self.source(i, j)];
+        let mut block = [[first; MICRO]; MICRO];
+        for (jj, line) in block.iter_mut().enumerate() {
+            let s = self.source(i, j + jj);
+            line.copy_from_slice(&src[s..s + MICRO]);
+        }
+        for ii in 0..MICRO {
+            let at = (i + ii - self.rows.start) * self.row_len + j;
+            for (o, line) in out[at..at + MICRO].iter_mut().zip(&block) {
+                o.write(line[ii]);
+            }
+        }
+    }
+
+    fn source(&self, i: usize, j: usize) -> usize {
+        (self.base + i as isize + j as isize * self.col_step) as usize
+    }
 }
 
 /// The multi-index of flat position `flat` in a row-major array of `dims`.

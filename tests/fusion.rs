@@ -60,6 +60,26 @@ fn broadcasts_fold_into_the_group_that_reads_them() {
 }
 
 #[test]
+fn long_chains_reading_early_values_late_keep_them_intact() {
+    // Dead tile values give their buffers to later ops; live ones must not be overwritten.
+    let x = random(&[300, 257], 13);
+    let (fused, unfused, plan) = both(&[x], |a| {
+        let t = a[0].tanh();
+        let b = &t * 2.0;
+        let c = &b + 1.0;
+        let d = &c * &c;
+        let e = (&d - &t).exp();
+        let f = &e * &b;
+        let g = (&f + &d).sin();
+        vec![&g - &t, c]
+    });
+    assert_eq!(plan.fused_groups(), vec![10]);
+    for (f, u) in fused.iter().zip(&unfused) {
+        agree(f, u, 0.0).unwrap();
+    }
+}
+
+#[test]
 fn unit_axis_reshapes_stay_in_their_group() {
     let (x, z) = (random(&[64, 32], 10), random(&[64, 1, 32], 11));
     let (fused, unfused, plan) = both(&[x, z], |a| {

@@ -60,6 +60,8 @@ pub struct FusedGroup {
     /// The float dtype every value has, when every op has a slice form and there is no
     /// reduction: the group then runs as loops from its inputs straight into its outputs.
     pub slice_dtype: Option<DType>,
+    /// How many tile buffers the ops' values need at once (see [`TileOp::slot`]).
+    pub arena_slots: usize,
 }
 
 /// A value inside a group's tile: one of its inputs, or the result of one of its ops.
@@ -93,6 +95,9 @@ pub struct TileOp {
     pub release: Vec<Value>,
     /// The index in [`FusedGroup::outputs`] of this op's value, if it leaves the group.
     pub output: Option<usize>,
+    /// Which of the tile's [`FusedGroup::arena_slots`] buffers holds this op's value (when it
+    /// is not written straight into its output).
+    pub slot: usize,
 }
 
 /// The reduction at the end of a group.
@@ -444,6 +449,7 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
             weak: aval.weak,
             release: Vec::new(),
             output: None,
+            slot: 0,
         });
         values.insert(out, Value::Op(ops.len() - 1));
     }
@@ -480,9 +486,20 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
         }
     }
     release_dead_values(&mut ops, &outputs, reduction.as_ref());
+    let arena_slots = assign_slots(&mut ops);
     let equations = group.members.len() + usize::from(reduction.is_some());
     let slice_dtype = slice_dtype(program, &inputs, &ops, reduction.is_some());
-    FusedGroup { shape, inputs, ops, outputs, aliases, reduction, equations, slice_dtype }
+    FusedGroup {
+        shape,
+        inputs,
+        ops,
+        outputs,
+        aliases,
+        reduction,
+        equations,
+        slice_dtype,
+        arena_slots,
+    }
 }
 
 /// The dtype of a group that can run as slice loops: f32 or f64 throughout, every op with a
@@ -567,4 +584,30 @@ fn release_dead_values(ops: &mut [TileOp], outputs: &[(Value, Var, Aval)], r: Op
             ops[i].release.push(v);
         }
     }
+}
+
+/// Gives each op a tile buffer, taking again one whose value has had its last reader, so a
+/// long chain of ops cycles through a few cache-resident buffers instead of touching one per
+/// op. Returns how many buffers a tile needs.
+fn assign_slots(ops: &mut [TileOp]) -> usize {
+    let mut free: Vec<usize> = Vec::new();
+    let mut count = 0;
+    for i in 0..ops.len() {
+        // Taken before this op's own dead operands are freed: an op never writes over what
+        // it reads.
+        ops[i].slot = free.pop().unwrap_or_else(|| {
+            count += 1;
+            count - 1
+        });
+        let freed: Vec<usize> = ops[i]
+            .release
+            .iter()
+            .filter_map(|v| match *v {
+                Value::Op(j) => Some(ops[j].slot),
+                Value::Input(_) => None,
+            })
+            .collect();
+        free.extend(freed);
+    }
+    count
 }

@@ -49,10 +49,11 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
     let mut outputs: Vec<Vec<T>> =
         group.outputs.iter().map(|_| pool::take_for_overwrite(n, T::from_i64(0))).collect();
     let sinks: Vec<Sink<T>> = outputs.iter_mut().map(|v| Sink(v.as_mut_ptr())).collect();
-    let tiles = n.div_ceil(TILE);
+    let tile_len = tile_len::<T>(group);
+    let tiles = n.div_ceil(tile_len);
     let tile = |t: usize| {
-        let start = t * TILE;
-        let len = TILE.min(n - start);
+        let start = t * tile_len;
+        let len = tile_len.min(n - start);
         // SAFETY (of `run_tile`'s contract): tiles cover disjoint ranges inside `0..n`.
         unsafe { run_tile(group, &sources, &sinks, start, len) }
     };
@@ -66,6 +67,20 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
         .zip(&group.outputs)
         .map(|(v, (_, _, aval))| Array::from_buffer(aval.shape.clone(), T::wrap(v), aval.weak))
         .collect()
+}
+
+/// The tile values of a slice group (its ops' results and gathered inputs) take about this
+/// much memory together, so that a tile never leaves the core's L1 and L2 caches.
+const TILE_BYTES: usize = 96 << 10;
+/// Tiles are at least this long, so that per-tile work stays small beside the loops.
+const MIN_TILE: usize = 1024;
+
+/// Elements per tile of `group`: fewer for groups with many live values (a slice group has
+/// no reduction, so its tiles need not hold whole rows).
+fn tile_len<T>(group: &FusedGroup) -> usize {
+    let gathered = group.inputs.iter().filter(|(_, l)| matches!(l, Load::Strided(_))).count();
+    let values = (group.arena_slots + gathered).max(1);
+    (TILE_BYTES / (values * std::mem::size_of::<T>()) / 64 * 64).clamp(MIN_TILE, TILE)
 }
 
 /// Outputs at least this large are written with non-temporal stores (smaller ones are
@@ -104,17 +119,19 @@ unsafe fn run_tile<T: Real + Scalar>(
         }
     };
     let stream = group.len() * std::mem::size_of::<T>() >= STREAM_MIN_BYTES;
-    // Op `i`'s tile result is `arena[i * len..(i + 1) * len]`: one allocation per tile.
-    let mut arena: Vec<T> = pool::take_for_overwrite(len * group.ops.len(), T::from_i64(0));
+    // Each op's tile result is in its slot of the arena (`TileOp::slot`): one allocation
+    // per tile.
+    let mut arena: Vec<T> = pool::take_for_overwrite(len * group.arena_slots, T::from_i64(0));
     let base = arena.as_mut_ptr();
     // Where each op's tile result is: its part of the arena, or (unless outputs are streamed)
     // its range of the output it is, written there directly.
     let mut at: Vec<*mut T> = Vec::with_capacity(group.ops.len());
-    for (i, op) in group.ops.iter().enumerate() {
+    for op in &group.ops {
         let operand = |v: Value| match v {
             Value::Input(k) => input(k),
-            // SAFETY: op `j < i` wrote its `len` elements at `at[j]`, which nothing writes
-            // again while this tile runs.
+            // SAFETY: an earlier op `j` wrote its `len` elements at `at[j]`, which nothing writes
+            // again before op `j`'s last reader has run (its arena slot is reused only
+            // after that).
             Value::Op(j) => Src::Slice(unsafe { slice::from_raw_parts(at[j], len) }),
         };
         let first = operand(op.inputs[0]);
@@ -124,8 +141,9 @@ unsafe fn run_tile<T: Real + Scalar>(
             // SAFETY: this tile's range of output `o`, which only this tile writes (the
             // caller's contract); outputs are allocations separate from the arena and inputs.
             Some(o) => unsafe { sinks[o].0.add(start) },
-            // SAFETY: op `i`'s own part of the arena.
-            None => unsafe { base.add(i * len) },
+            // SAFETY: op `i`'s slot of the arena, holding `len` elements; the value there
+            // before, if any, has had its last reader.
+            None => unsafe { base.add(op.slot * len) },
         };
         // SAFETY: `place` holds `len` elements that no operand of this op reads.
         let dst = unsafe { slice::from_raw_parts_mut(place, len) };

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use crate::dtype::DType;
 use crate::ir::{Atom, Program, Var};
 use crate::primitives::{Aval, Fusion, Primitive, ReduceOp, SliceOp};
+use crate::shape::contiguous_strides;
 
 /// Tiles of a fused group hold about this many elements (32 KiB of f32 per value, so a
 /// tile's live values stay in L1/L2).
@@ -537,16 +538,9 @@ fn numpy_load(operand: &[usize], shape: &[usize]) -> Load {
 /// a scalar when `scalar` allows; a `broadcast_in_dim`'s value has the full tile shape even
 /// then (a unary op reading it needs every element).
 fn strided_load(strides: &[usize], shape: &[usize], scalar: bool) -> Load {
-    let kept: Vec<(usize, usize)> =
-        shape.iter().zip(strides).filter(|(&d, _)| d != 1).map(|(&d, &s)| (d, s)).collect();
-    let strides: Vec<usize> = kept.iter().map(|&(_, s)| s).collect();
-    let mut contiguous = vec![0usize; kept.len()];
-    let mut step = 1;
-    for a in (0..kept.len()).rev() {
-        contiguous[a] = step;
-        step *= kept[a].0;
-    }
-    if strides == contiguous {
+    let strides: Vec<usize> =
+        shape.iter().zip(strides).filter(|(&d, _)| d != 1).map(|(_, &s)| s).collect();
+    if strides == contiguous_strides(&squeezed(shape)) {
         Load::Full
     } else if scalar && strides.iter().all(|&s| s == 0) {
         Load::Scalar

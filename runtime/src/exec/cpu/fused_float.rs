@@ -141,7 +141,7 @@ unsafe fn run_tile<T: Real + Scalar>(
             // SAFETY: this tile's range of output `o`, which only this tile writes (the
             // caller's contract); outputs are allocations separate from the arena and inputs.
             Some(o) => unsafe { sinks[o].0.add(start) },
-            // SAFETY: op `i`'s slot of the arena, holding `len` elements; the value there
+            // SAFETY: this op's slot of the arena, holding `len` elements; the value there
             // before, if any, has had its last reader.
             None => unsafe { base.add(op.slot * len) },
         };

@@ -315,7 +315,20 @@ pub(super) fn gather<T: Element>(
     start: usize,
     len: usize,
 ) -> Vec<T> {
-    let mut out: Vec<T> = pool::take(len);
+    let mut out: Vec<T> = pool::take_for_overwrite(len, zero::<T>());
+    gather_into(src, strides, shape, start, &mut out);
+    out
+}
+
+/// Fills `out` with elements `start..start + out.len()` (flat, row-major over `shape`) of an
+/// operand read through `strides`.
+pub(super) fn gather_into<T: Copy>(
+    src: &[T],
+    strides: &[usize],
+    shape: &[usize],
+    start: usize,
+    out: &mut [T],
+) {
     let rank = shape.len();
     let mut idx = vec![0usize; rank];
     let mut rem = start;
@@ -325,13 +338,16 @@ pub(super) fn gather<T: Element>(
     }
     let mut offset: usize = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
     let (last, inner) = (shape[rank - 1], strides[rank - 1]);
-    while out.len() < len {
-        let run = (last - idx[rank - 1]).min(len - out.len());
+    let mut pos = 0;
+    while pos < out.len() {
+        let run = (last - idx[rank - 1]).min(out.len() - pos);
+        let dst = &mut out[pos..pos + run];
         match inner {
-            0 => out.extend(std::iter::repeat_n(src[offset], run)),
-            1 => out.extend_from_slice(&src[offset..offset + run]),
-            s => out.extend((0..run).map(|k| src[offset + k * s])),
+            0 => dst.fill(src[offset]),
+            1 => dst.copy_from_slice(&src[offset..offset + run]),
+            s => dst.iter_mut().enumerate().for_each(|(k, d)| *d = src[offset + k * s]),
         }
+        pos += run;
         idx[rank - 1] += run;
         offset += run * inner;
         let mut a = rank - 1;
@@ -343,7 +359,6 @@ pub(super) fn gather<T: Element>(
             a -= 1;
         }
     }
-    out
 }
 
 /// A buffer's storage seen as raw memory, so tiles on several threads can read and write

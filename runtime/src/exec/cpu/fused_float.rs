@@ -20,7 +20,8 @@ use crate::primitives::{SliceOp, Src};
 enum Source<'a, T> {
     Full(&'a [T]),
     Scalar(T),
-    Strided(&'a [T], &'a [usize]),
+    /// Read through strides, gathered per sub-tile into the given scratch slot.
+    Strided(&'a [T], &'a [usize], usize),
 }
 
 /// An output's storage, written by tiles on several threads at disjoint ranges.
@@ -37,23 +38,25 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
         a.as_slice::<T>().expect("the group's inputs are all T")
     }
     let n = group.len();
+    let mut gathered = 0..;
     let sources: Vec<Source<T>> = inputs
         .iter()
         .zip(&group.inputs)
         .map(|(a, (_, load))| match load {
             Load::Full => Source::Full(typed(a)),
             Load::Scalar => Source::Scalar(typed(a)[0]),
-            Load::Strided(strides) => Source::Strided(typed(a), strides),
+            Load::Strided(strides) => {
+                Source::Strided(typed(a), strides, gathered.next().expect("unbounded"))
+            }
         })
         .collect();
     let mut outputs: Vec<Vec<T>> =
         group.outputs.iter().map(|_| pool::take_for_overwrite(n, T::from_i64(0))).collect();
     let sinks: Vec<Sink<T>> = outputs.iter_mut().map(|v| Sink(v.as_mut_ptr())).collect();
-    let tile_len = tile_len::<T>(group);
-    let tiles = n.div_ceil(tile_len);
+    let tiles = n.div_ceil(TASK_LEN);
     let tile = |t: usize| {
-        let start = t * tile_len;
-        let len = tile_len.min(n - start);
+        let start = t * TASK_LEN;
+        let len = TASK_LEN.min(n - start);
         // SAFETY (of `run_tile`'s contract): tiles cover disjoint ranges inside `0..n`.
         unsafe { run_tile(group, &sources, &sinks, start, len) }
     };
@@ -69,25 +72,39 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
         .collect()
 }
 
-/// The tile values of a slice group (its ops' results and gathered inputs) take about this
-/// much memory together, so that a tile never leaves the core's L1 and L2 caches.
-const TILE_BYTES: usize = 96 << 10;
-/// Tiles are at least this long, so that per-tile work stays small beside the loops.
-const MIN_TILE: usize = 1024;
+/// Elements per parallel task: enough that per-task work (taking the scratch buffer, the
+/// store fence) stays small beside the loops.
+const TASK_LEN: usize = TILE;
 
-/// Elements per tile of `group`: fewer for groups with many live values (a slice group has
-/// no reduction, so its tiles need not hold whole rows).
-fn tile_len<T>(group: &FusedGroup) -> usize {
-    let gathered = group.inputs.iter().filter(|(_, l)| matches!(l, Load::Strided(_))).count();
-    let values = (group.arena_slots + gathered).max(1);
-    (TILE_BYTES / (values * std::mem::size_of::<T>()) / 64 * 64).clamp(MIN_TILE, TILE)
+/// A tile's ops run over sub-tiles whose values (the ops' results and gathered inputs)
+/// take at most this much memory together, so they stay in L1 while the ops pass over them.
+const SUB_TILE_BYTES: usize = 32 << 10;
+/// Sub-tiles hold at most this many bytes per value. Short sub-tiles interleave reading the
+/// inputs from memory, computing and writing the outputs finely, which keeps the memory
+/// busy; a whole tile at a time reads, then computes in cache, then writes.
+const MAX_SUB_VALUE_BYTES: usize = 4 << 10;
+/// Sub-tiles are at least this long, so that dispatching each op stays small beside its loop.
+const MIN_SUB_TILE: usize = 256;
+
+/// Elements per sub-tile of `group`: fewer for groups with many live values.
+fn sub_tile_len<T>(group: &FusedGroup) -> usize {
+    let size = std::mem::size_of::<T>();
+    let values = (group.arena_slots + gathered_inputs(group)).max(1);
+    (SUB_TILE_BYTES / (values * size)).clamp(MIN_SUB_TILE, MAX_SUB_VALUE_BYTES / size) / 64 * 64
 }
 
-/// Outputs at least this large are written with non-temporal stores (smaller ones are
-/// likely read again soon, from cache).
-const STREAM_MIN_BYTES: usize = 4 << 20;
+fn gathered_inputs(group: &FusedGroup) -> usize {
+    group.inputs.iter().filter(|(_, l)| matches!(l, Load::Strided(_))).count()
+}
 
-/// Computes elements `start..start + len` of every output.
+/// Groups at least this large read their inputs from memory and write their outputs with
+/// non-temporal stores (smaller ones are likely in cache, and read again soon).
+const STREAM_MIN_BYTES: usize = 4 << 20;
+/// A streaming group prefetches its full inputs this many sub-tiles ahead: the hardware
+/// prefetchers lose the stream while a sub-tile is computed in cache.
+const PREFETCH_AHEAD: usize = 4;
+
+/// Computes elements `start..start + len` of every output, a sub-tile at a time.
 ///
 /// # Safety
 /// Each sink has room for the group's length, and no other thread touches this range of it.
@@ -98,52 +115,93 @@ unsafe fn run_tile<T: Real + Scalar>(
     start: usize,
     len: usize,
 ) {
-    let strided = sources.iter().any(|s| matches!(s, Source::Strided(..)));
-    let gathered: Vec<Option<Vec<T>>> = match strided {
-        false => Vec::new(),
-        true => sources
-            .iter()
-            .map(|s| match s {
-                Source::Strided(v, strides) => {
-                    Some(super::fused::gather(v, strides, &group.shape, start, len))
-                }
-                _ => None,
-            })
-            .collect(),
-    };
-    let input = |k: usize| -> Src<T> {
-        match &sources[k] {
-            Source::Full(v) => Src::Slice(&v[start..start + len]),
-            Source::Scalar(x) => Src::Scalar(*x),
-            Source::Strided(..) => Src::Slice(gathered[k].as_deref().expect("gathered above")),
-        }
-    };
     let stream = group.len() * std::mem::size_of::<T>() >= STREAM_MIN_BYTES;
-    // Each op's tile result is in its slot of the arena (`TileOp::slot`): one allocation
-    // per tile.
-    let mut arena: Vec<T> = pool::take_for_overwrite(len * group.arena_slots, T::from_i64(0));
-    let base = arena.as_mut_ptr();
-    // Where each op's tile result is: its part of the arena, or (unless outputs are streamed)
-    // its range of the output it is, written there directly.
+    let sub = sub_tile_len::<T>(group).min(len);
+    // One scratch buffer per tile: a sub-tile slot per op value (`TileOp::slot`), then one
+    // per gathered input.
+    let slots = group.arena_slots + gathered_inputs(group);
+    let mut arena: Vec<T> = pool::take_for_overwrite(sub * slots, T::from_i64(0));
+    let (values, gathers) = arena.split_at_mut(sub * group.arena_slots);
     let mut at: Vec<*mut T> = Vec::with_capacity(group.ops.len());
+    let mut from = 0;
+    while from < len {
+        let n = sub.min(len - from);
+        if stream {
+            prefetch(sources, start + from + PREFETCH_AHEAD * sub, n);
+        }
+        let (values, gathers) = (values.as_mut_ptr(), &mut *gathers);
+        // SAFETY: the caller's contract, for the sub-range `start + from..start + from + n`.
+        unsafe {
+            run_sub_tile(
+                group,
+                sources,
+                sinks,
+                start + from,
+                n,
+                sub,
+                values,
+                gathers,
+                &mut at,
+                stream,
+            )
+        };
+        from += n;
+    }
+    if stream {
+        stream::fence();
+    }
+    // Back to this thread's cache of tile buffers.
+    drop(T::wrap(arena));
+}
+
+/// Computes elements `start..start + len` of every output. `values` holds a slot of `stride`
+/// elements per op value, `gathers` one per gathered input, and `at` is scratch.
+///
+/// # Safety
+/// As [`run_tile`]'s, for this range; `values` points to `stride * arena_slots` elements.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_sub_tile<T: Real + Scalar>(
+    group: &FusedGroup,
+    sources: &[Source<T>],
+    sinks: &[Sink<T>],
+    start: usize,
+    len: usize,
+    stride: usize,
+    values: *mut T,
+    gathers: &mut [T],
+    at: &mut Vec<*mut T>,
+    stream: bool,
+) {
+    for source in sources {
+        if let Source::Strided(v, strides, slot) = source {
+            let dst = &mut gathers[slot * stride..slot * stride + len];
+            super::fused::gather_into(v, strides, &group.shape, start, dst);
+        }
+    }
+    let gathers = &*gathers;
+    let input = |k: usize| match &sources[k] {
+        Source::Full(v) => Src::Slice(&v[start..start + len]),
+        Source::Scalar(x) => Src::Scalar(*x),
+        Source::Strided(.., slot) => Src::Slice(&gathers[slot * stride..slot * stride + len]),
+    };
+    at.clear();
     for op in &group.ops {
         let operand = |v: Value| match v {
             Value::Input(k) => input(k),
             // SAFETY: an earlier op `j` wrote its `len` elements at `at[j]`, which nothing writes
-            // again before op `j`'s last reader has run (its arena slot is reused only
-            // after that).
+            // again before op `j`'s last reader has run (its slot is reused only after that).
             Value::Op(j) => Src::Slice(unsafe { slice::from_raw_parts(at[j], len) }),
         };
         let first = operand(op.inputs[0]);
         let second = op.inputs.get(1).map(|&v| operand(v));
         let direct = op.output.filter(|_| !stream);
         let place = match direct {
-            // SAFETY: this tile's range of output `o`, which only this tile writes (the
-            // caller's contract); outputs are allocations separate from the arena and inputs.
+            // SAFETY: this range of output `o`, which only this tile writes (the caller's
+            // contract); outputs are allocations separate from the scratch and inputs.
             Some(o) => unsafe { sinks[o].0.add(start) },
-            // SAFETY: this op's slot of the arena, holding `len` elements; the value there
-            // before, if any, has had its last reader.
-            None => unsafe { base.add(op.slot * len) },
+            // SAFETY: this op's slot of the scratch, holding `stride >= len` elements; the
+            // value there before, if any, has had its last reader.
+            None => unsafe { values.add(op.slot * stride) },
         };
         // SAFETY: `place` holds `len` elements that no operand of this op reads.
         let dst = unsafe { slice::from_raw_parts_mut(place, len) };
@@ -166,13 +224,23 @@ unsafe fn run_tile<T: Real + Scalar>(
             }
         }
     }
-    if stream {
-        stream::fence();
-    }
-    // Back to this thread's cache of tile buffers.
-    drop(T::wrap(arena));
-    for v in gathered.into_iter().flatten() {
-        drop(T::wrap(v));
+}
+
+/// Asks for the cache lines of elements `start..start + len` of the full inputs.
+fn prefetch<T>(sources: &[Source<T>], start: usize, len: usize) {
+    let line = (64 / std::mem::size_of::<T>()).max(1);
+    for source in sources {
+        if let Source::Full(v) = source {
+            let end = (start + len).min(v.len());
+            for i in (start..end).step_by(line) {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `i < v.len()`; a prefetch has no other effect than on the caches.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i).cast());
+                }
+            }
+        }
     }
 }
 
@@ -184,10 +252,27 @@ fn apply_widest<T: Real + Scalar>(
     dst: &mut [T],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { apply_avx2(op, first, second, dst) };
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { apply_avx512(op, first, second, dst) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { apply_avx2(op, first, second, dst) };
+        }
     }
+    apply(op, first, second, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn apply_avx512<T: Real + Scalar>(
+    op: SliceOp,
+    first: Src<T>,
+    second: Option<Src<T>>,
+    dst: &mut [T],
+) {
     apply(op, first, second, dst)
 }
 
@@ -239,26 +324,50 @@ mod stream {
         dst.copy_from_slice(src);
     }
 
-    /// Copies `words` 4-byte words, streaming the 16-byte-aligned middle of the destination.
+    /// Copies `words` 4-byte words, streaming the aligned middle of the destination: whole
+    /// 64-byte lines with AVX-512, 16-byte pieces otherwise.
     ///
     /// # Safety
     /// `src` and `dst` are valid for `words` 4-byte reads and writes and do not overlap.
     #[cfg(target_arch = "x86_64")]
     unsafe fn copy_words(src: *const f32, dst: *mut f32, words: usize) {
         use std::arch::x86_64::{_mm_loadu_ps, _mm_stream_ps};
-        let head = ((16 - (dst as usize % 16)) % 16 / 4).min(words);
+        let avx512 = std::is_x86_feature_detected!("avx512f");
+        let align = if avx512 { 64 } else { 16 };
+        let head = ((align - (dst as usize % align)) % align / 4).min(words);
         // SAFETY: every offset below is `< words`, inside both ranges (the caller's contract);
-        // `_mm_stream_ps` gets 16-byte-aligned addresses (`head` aligns `dst`; `dst` is at least
-        // 4-aligned, as an `f32`/`f64` buffer is), and SSE is part of x86-64.
+        // the streaming stores get addresses aligned to their width (`head` aligns `dst`;
+        // `dst` is at least 4-aligned, as an `f32`/`f64` buffer is); SSE is part of x86-64
+        // and AVX-512F was detected before `lines` is called.
         unsafe {
             std::ptr::copy_nonoverlapping(src, dst, head);
             let mut i = head;
+            if avx512 {
+                i += lines(src.add(i), dst.add(i), (words - i) / 16) * 16;
+            }
             while i + 4 <= words {
                 _mm_stream_ps(dst.add(i), _mm_loadu_ps(src.add(i)));
                 i += 4;
             }
             std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), words - i);
         }
+    }
+
+    /// Streams `count` 64-byte lines to the 64-byte-aligned `dst`; returns `count`.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `src` and `dst` are valid for `16 * count` 4-byte reads and
+    /// writes and do not overlap.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn lines(src: *const f32, dst: *mut f32, count: usize) -> usize {
+        use std::arch::x86_64::{_mm512_loadu_ps, _mm512_stream_ps};
+        for l in 0..count {
+            // SAFETY: inside both ranges, and `dst + 16 * l` is 64-byte aligned (the caller's
+            // contract).
+            unsafe { _mm512_stream_ps(dst.add(16 * l), _mm512_loadu_ps(src.add(16 * l))) };
+        }
+        count
     }
 
     /// Orders the streamed stores before whatever reads the outputs next.

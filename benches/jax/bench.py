@@ -75,10 +75,10 @@ def mlp():
 def w3w5():
     params, inputs, targets, loss = mlp()
     step = jax.jit(jax.grad(loss))
-    print("jax_w3_jit_grad_step", median_time(lambda: jax.block_until_ready(step(params, inputs, targets))))
+    print("jax_w3_jit_grad_step", median_time(lambda: jax.block_until_ready(step(params, inputs, targets)), runs=51))
     h = jax.jit(jax.hessian(lambda x: jnp.sum(jnp.tanh(x) * x ** 2)))
     v = jnp.linspace(-1.0, 1.0, 256)
-    print("jax_w5_jit_hessian_256", median_time(lambda: h(v).block_until_ready()))
+    print("jax_w5_jit_hessian_256", median_time(lambda: h(v).block_until_ready(), runs=51))
 
 
 def w4():

@@ -231,6 +231,14 @@ pub fn matmul_in_place<T: MatmulElement>(
     T::strided(lhs, rhs, layout, [m, k, n])
 }
 
+/// Rows of the product from which a transposed right operand is first copied to row-major.
+///
+/// gemm reads a right operand with unit row stride (column-major) at a third of the rate of a
+/// row-major one (128x512x512 f32 on 2 threads of a Zen 5 core pair: about 130 GFLOP/s against
+/// 400), while the copy costs one pass over `k x n` elements: it pays once the product has a
+/// few dozen rows to amortize it over.
+const TRANSPOSE_RHS_MIN_ROWS: usize = 32;
+
 /// `dst = lhs @ rhs` for operands in `layout`, on the threads [`threads_for`] gives.
 fn strided_product<T: GemmFloat + crate::dtype::Element>(
     lhs: &[T],
@@ -239,6 +247,12 @@ fn strided_product<T: GemmFloat + crate::dtype::Element>(
     d: Dims,
 ) -> Vec<T> {
     let Dims { m, k, n } = d;
+    if layout[1] == Layout::Transposed && m >= TRANSPOSE_RHS_MIN_ROWS && k > 1 && n > 1 {
+        let rhs = super::copy::transpose(rhs, &[n, k], &[1, 0]);
+        let out = strided_product(lhs, &rhs, [layout[0], Layout::RowMajor], d);
+        drop(T::wrap(rhs));
+        return out;
+    }
     let mut out = super::pool::take_for_overwrite(m * n, T::ZERO);
     let (lhs_row, lhs_col) = match layout[0] {
         Layout::RowMajor => (k, 1),
@@ -906,6 +920,38 @@ mod tests {
             drop(crate::array::Buffer::F64(vec![f64::NAN; batch * m * n]));
             check_case::<f64>(&mut rng, case);
         }
+    }
+
+    /// Every layout pair of `matmul_in_place`, on both sides of the row count at which a
+    /// transposed right operand is copied to row-major first.
+    fn check_layouts<T: TestElement + MatmulElement>(seed: u64) {
+        let mut rng = Rng(seed);
+        let layouts = [Layout::RowMajor, Layout::Transposed];
+        for (m, k, n) in [(5, 9, 7), (TRANSPOSE_RHS_MIN_ROWS, 3, 40), (70, 45, 33)] {
+            let lhs: Vec<T> = (0..m * k).map(|_| T::random(&mut rng)).collect();
+            let rhs: Vec<T> = (0..k * n).map(|_| T::random(&mut rng)).collect();
+            for layout in layouts.iter().flat_map(|&a| layouts.map(|b| [a, b])) {
+                let at = |data: &[T], rows: usize, cols: usize, l: Layout, i: usize, j: usize| {
+                    let index = if l == Layout::RowMajor { i * cols + j } else { j * rows + i };
+                    data[index].to_f64()
+                };
+                let got = matmul_in_place(&lhs, &rhs, layout, m, k, n).expect("a float type");
+                for (i, j) in (0..m).flat_map(|i| (0..n).map(move |j| (i, j))) {
+                    let products = (0..k)
+                        .map(|p| at(&lhs, m, k, layout[0], i, p) * at(&rhs, k, n, layout[1], p, j));
+                    let (want, scale) = products.fold((0.0, 0.0), |(w, s), x| (w + x, s + x.abs()));
+                    let v = got[i * n + j];
+                    assert!(T::accept(v, want, scale, k), "{layout:?} {m}x{k}x{n} at [{i},{j}]");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn float_layouts_match_reference() {
+        check_layouts::<f32>(21);
+        check_layouts::<f64>(22);
+        check_layouts::<f16>(23);
     }
 
     #[test]

@@ -266,7 +266,7 @@ impl DotGeneral {
         let k: usize = size(lshape, &self.lhs_contract);
         let n: usize = size(rshape, &rfree);
         if batch == 1 {
-            // A transposed operand (as reverse mode makes them) is read in place by gemm.
+            // A transposed operand (as reverse mode makes them) needs no transpose equation.
             let lhs_layout = layout_of(lshape, &lfree, &self.lhs_contract);
             let rhs_layout = layout_of(rshape, &self.rhs_contract, &rfree);
             if let (Some(a), Some(b)) = (lhs_layout, rhs_layout) {

@@ -184,7 +184,7 @@ mod sealed {
         /// operand lengths.
         fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self>;
 
-        /// One product of operands stored row-major or transposed, read in place; `None`
+        /// One product of operands stored row-major or transposed (see [`matmul_in_place`]); `None`
         /// when the type has no strided kernel (the caller then copies the operands).
         fn strided(
             _lhs: &[Self],
@@ -208,8 +208,10 @@ pub enum Layout {
     Transposed,
 }
 
-/// `lhs @ rhs` (`m x k` times `k x n`, one product) with each operand read where it is, in
-/// the given layout, so a transposed operand costs no copy. Returns `None` for element types
+/// `lhs @ rhs` (`m x k` times `k x n`, one product) with each operand in the given layout, so
+/// the caller never materializes a transpose: a transposed left operand is read where it is,
+/// and a transposed right one too unless the product has 32 rows or more, where a row-major
+/// copy into a pooled buffer is faster. Returns `None` for element types
 /// without a strided kernel (integers, `bool`, `bf16`) and for vector shapes (`m`, `n` or `k`
 /// of 1, which have their own kernels in [`batched_matmul`]).
 ///

@@ -60,6 +60,35 @@ fn broadcasts_fold_into_the_group_that_reads_them() {
 }
 
 #[test]
+fn every_way_of_reading_a_broadcast_gives_the_unfused_bits() {
+    // Tiles read broadcast inputs in three ways: a repeating pattern gathered once per tile
+    // (row vectors; a block repeated over a leading axis), in place by sub-tiles that stop at
+    // row ends (column vectors, when rows are long), or gathered per sub-tile (short rows).
+    // Each shape below takes another of them, with sub-tiles and tiles that cut rows anywhere.
+    for (rows, cols, seed) in
+        [(67, 300, 20), (5, 3000, 21), (37, 1, 22), (300, 37, 23), (1, 9000, 24)]
+    {
+        let x = random(&[rows, cols], seed);
+        let (row, col) = (random(&[cols], seed + 100), random(&[rows, 1], seed + 200));
+        let (fused, unfused, plan) = both(&[x, row, col], |a| {
+            let r = jnp::broadcast_to(&a[1], [rows, cols]);
+            let c = jnp::broadcast_to(&a[2], [rows, cols]);
+            let y = (&a[0] * &r).tanh() + &c;
+            vec![&y * &c - &r, (&c * 2.0).exp() + &r * 3.0]
+        });
+        assert_eq!(plan.fused_groups().len(), 1, "{rows}x{cols}: {:?}", plan.fused_groups());
+        for (f, u) in fused.iter().zip(&unfused) {
+            agree(f, u, 0.0).unwrap_or_else(|e| panic!("{rows}x{cols}: {e}"));
+        }
+    }
+    // A [3, 40] block repeated over the leading axis: a period of 120 along the flat order.
+    let (x, block) = (random(&[50, 3, 40], 25), random(&[3, 40], 26));
+    let (fused, unfused, _) =
+        both(&[x, block], |a| vec![(&a[0] - &jnp::broadcast_to(&a[1], [50, 3, 40])).sin()]);
+    agree(&fused[0], &unfused[0], 0.0).unwrap();
+}
+
+#[test]
 fn long_chains_reading_early_values_late_keep_them_intact() {
     // Dead tile values give their buffers to later ops; live ones must not be overwritten.
     let x = random(&[300, 257], 13);

@@ -325,9 +325,12 @@ proptest! {
         let (fused, unfused, plan) = both(&inputs, |a| apply(&steps, a, dtype));
         prop_assert_eq!(fused.len(), unfused.len());
         for (i, (f, u)) in fused.iter().zip(&unfused).enumerate() {
-            // Fused reductions add partial sums in tile order: f32 sums of ~20 000 terms differ
-            // in the last bits. Halves never fuse reductions; integer sums are exact.
-            let rtol = match u.dtype() { DType::F32 => 1e-5, DType::F64 => 1e-12, _ => 0.0 };
+            // Fused reductions add partial sums in tile order. An f32 sum of ~20 000 terms of
+            // size ~3 then moves by about sqrt(20 000) * 6e-8 * 3 = 3e-5, which is more than the
+            // last bits when the terms cancel to a sum near 1. Halves never fuse reductions;
+            // integer sums are exact. (Elementwise outputs agree bit for bit at any rtol: a
+            // wrong element is off by far more.)
+            let rtol = match u.dtype() { DType::F32 => 2e-4, DType::F64 => 1e-12, _ => 0.0 };
             if let Err(e) = agree(f, u, rtol) {
                 prop_assert!(false, "output {} of {:?}: {}\n{:?}", i, steps, e, plan.fused_groups());
             }

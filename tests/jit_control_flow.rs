@@ -669,6 +669,59 @@ fn ir_after_cse_and_dce() {
 }
 
 #[jit]
+fn swapped_operands(x: &Array, y: &Array) -> Array {
+    let (m, n) = (x * y, y * x);
+    let (p, q) = (jnp::maximum(x, y), jnp::maximum(y, x));
+    (m + n) * (p - q) + (x - y) + (y - x)
+}
+
+#[test]
+fn cse_merges_commutative_operations_given_their_operands_in_either_order() {
+    let (x, y) = (jnp::zeros([2]), jnp::zeros([2]));
+    // One product; both maxima (whose result, for NaNs and signed zeros, depends on the
+    // order); both differences.
+    assert_eq!(
+        swapped_operands::jaxpr(&x, &y).simplified.to_string(),
+        "\
+{ lambda ; a:f32[2] b:f32[2]. let
+    c:f32[2] = mul a b
+    d:f32[2] = max a b
+    e:f32[2] = max b a
+    f:f32[2] = add c c
+    g:f32[2] = sub d e
+    h:f32[2] = mul f g
+    i:f32[2] = sub a b
+    j:f32[2] = add h i
+    k:f32[2] = sub b a
+    l:f32[2] = add j k
+  in (l,) }"
+    );
+}
+
+#[jit]
+fn scaled_by_ones(x: &Array, row: &Array) -> Array {
+    let (ones_row, ones) = (jnp::ones([3]), jnp::ones([2, 3]));
+    // The first two products are `x`; the third broadcasts `row`, so it stays.
+    (x * &ones_row + &ones * x * 1.0) * (&ones * row)
+}
+
+#[test]
+fn products_with_ones_that_change_nothing_are_dropped() {
+    let (x, row) = (jnp::linspace(-1.0, 1.0, 6).reshape([2, 3]), jnp::arange(3.0));
+    assert_eq!(
+        scaled_by_ones::jaxpr(&x, &row).simplified.to_string(),
+        "\
+{ lambda a:f32[2,3]; b:f32[2,3] c:f32[3]. let
+    d:f32[2,3] = add b b
+    e:f32[2,3] = mul a c
+    f:f32[2,3] = mul d e
+  in (f,) }"
+    );
+    let expected = (&x * 2.0) * jnp::broadcast_to(&row, [2, 3]);
+    assert_eq!(vals(&scaled_by_ones(&x, &row)), vals(&expected));
+}
+
+#[jit]
 fn with_constants(x: &Array) -> Array {
     let ramp = jnp::arange(3.0) * 2.0;
     (x + &ramp) * jnp::ones([2, 3]) + &ramp

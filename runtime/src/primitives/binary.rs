@@ -105,9 +105,33 @@ impl BinaryOp {
     }
 }
 
+/// Whether every element of `a` is one (numbers only).
+fn all_ones(a: &Array) -> bool {
+    !a.dtype().is_bool()
+        && a.astype(DType::F64).to_vec::<f64>().is_ok_and(|v| v.iter().all(|&x| x == 1.0))
+}
+
 impl Primitive for BinaryOp {
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Elementwise
+    }
+
+    fn commutative(&self) -> bool {
+        // Not max and min: which NaN or which signed zero they return follows operand order.
+        use BinaryOp::*;
+        matches!(self, Add | Mul | Eq | Ne | And | Or | Xor)
+    }
+
+    fn passes_through(&self, constants: &[Option<&Array>]) -> Option<usize> {
+        // Multiplying by one is exact for every number, infinity and NaN. (Adding zero is
+        // not: -0 + 0 is +0.) Derivatives produce these products: a cotangent of ones
+        // broadcast over what it scales.
+        let ones = |k: usize| constants[k].is_some_and(all_ones);
+        match self {
+            BinaryOp::Mul if ones(1) => Some(0),
+            BinaryOp::Mul if ones(0) => Some(1),
+            _ => None,
+        }
     }
 
     fn slice_op(&self) -> Option<SliceOp> {

@@ -99,6 +99,17 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     fn cse_allowed(&self) -> bool {
         self.subprograms().is_empty() && !self.has_effect()
     }
+    /// Whether the two operands may trade places without changing the result, so that CSE
+    /// merges `f(a, b)` with `f(b, a)` (derivative rules produce both orders).
+    fn commutative(&self) -> bool {
+        false
+    }
+    /// Which operand the result equals, bit for bit, given the operands that are concrete
+    /// constants (`None` for the others): `x * 1` is `x`. The simplifier drops the equation
+    /// when that operand also has the result's aval (no broadcast or promotion in between).
+    fn passes_through(&self, _constants: &[Option<&Array>]) -> Option<usize> {
+        None
+    }
     /// Forward-mode derivative: the outputs at `primals` and their tangents, given the
     /// operands' tangents (`None` is a symbolic zero, as for integer operands). Rules bind
     /// primitives that have rules themselves, so derivatives nest to any order. Called only

@@ -21,7 +21,7 @@ pub fn simplify(program: &Program) -> Program {
 
 /// What identifies an operand for CSE: a variable, or a constant by identity (one-element
 /// constants by value, since every literal is its own buffer).
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum OperandKey {
     Var(Var),
     Buffer(usize),
@@ -52,8 +52,16 @@ fn fold_and_merge(program: &Program) -> Program {
             }
             continue;
         }
+        if let Some(same) = passed_through(eqn, &inputs, program) {
+            subst.insert(eqn.outputs[0], same);
+            continue;
+        }
         if eqn.prim.cse_allowed() {
-            let key = (format!("{:?}", eqn.prim), inputs.iter().map(operand_key).collect());
+            let mut operands: Vec<OperandKey> = inputs.iter().map(operand_key).collect();
+            if eqn.prim.commutative() {
+                operands.sort();
+            }
+            let key = (format!("{:?}", eqn.prim), operands);
             if let Some(previous) = seen.get(&key) {
                 for (var, prev) in eqn.outputs.iter().zip(previous) {
                     subst.insert(*var, Atom::Var(*prev));
@@ -66,6 +74,27 @@ fn fold_and_merge(program: &Program) -> Program {
     }
     let outputs = program.outputs.iter().map(|a| resolve(&subst, a)).collect();
     Program { equations, outputs, ..program.clone() }
+}
+
+/// The operand an equation's single result equals, if its primitive says so for these
+/// operands and that operand has the result's aval.
+fn passed_through(eqn: &Equation, inputs: &[Atom], program: &Program) -> Option<Atom> {
+    if eqn.outputs.len() != 1 || eqn.prim.has_effect() {
+        return None;
+    }
+    let constants: Vec<Option<&Array>> = inputs
+        .iter()
+        .map(|a| match a {
+            Atom::Const(c) if !c.is_traced() => Some(c),
+            _ => None,
+        })
+        .collect();
+    let same = inputs.get(eqn.prim.passes_through(&constants)?)?;
+    let aval = match same {
+        Atom::Var(v) => program.aval(*v).clone(),
+        Atom::Const(c) => c.aval(),
+    };
+    (&aval == program.aval(eqn.outputs[0])).then(|| same.clone())
 }
 
 /// The equation's primitive with its sub-programs (branches, loop bodies) simplified too.

@@ -46,16 +46,16 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
     }
     let n = group.len();
     let (reads, layout) = plan_reads::<T>(group);
+    let mut gathered = 0;
     let sources: Vec<Source<T>> = inputs
         .iter()
         .zip(&group.inputs)
-        .zip(reads)
-        .map(|((a, (_, load)), read)| {
+        .map(|(a, (_, load))| {
             let strides = match load {
                 Load::Strided(strides) => &strides[..],
                 Load::Full | Load::Scalar => &[],
             };
-            match read {
+            match reads.read(load, &mut gathered) {
                 Read::Full => Source::Full(typed(a)),
                 Read::Scalar => Source::Scalar(typed(a)[0]),
                 Read::Gather(slot) => Source::Strided(typed(a), strides, slot),
@@ -142,31 +142,22 @@ enum Read {
 /// tile. Otherwise, when rows are long, sub-tiles stop at row ends, and inputs that are
 /// broadcast along a row or contiguous in it are read in place. Only what remains is gathered
 /// per sub-tile.
-fn plan_reads<T>(group: &FusedGroup) -> (Vec<Read>, TileLayout) {
+fn plan_reads<T>(group: &FusedGroup) -> (ReadPlan, TileLayout) {
     let strided = || {
         group.inputs.iter().filter_map(|(_, l)| match l {
             Load::Strided(s) => Some(&s[..]),
             Load::Full | Load::Scalar => None,
         })
     };
-    let periods: Option<Vec<usize>> = strided().map(|s| period(&group.shape, s)).collect();
-    let gathered = strided().count();
-    let base = sub_tile_len::<T>(group, gathered);
-    let common = periods.and_then(|p| p.into_iter().try_fold(1, |l, p| lcm(l, p, base)));
+    let base = sub_tile_len::<T>(group, strided().count());
+    let period = strided().try_fold(1, |l, s| lcm(l, period(&group.shape, s)?, base));
     let row = group.shape.last().copied().filter(|&r| r >= MIN_SUB_TILE);
-    let (mut slots, mut reads) = (0.., Vec::new());
+    let plan = ReadPlan { period, row };
+    let (mut gathered, mut in_row) = (0, false);
     for (_, load) in &group.inputs {
-        reads.push(match load {
-            Load::Full => Read::Full,
-            Load::Scalar => Read::Scalar,
-            Load::Strided(_) if common.is_some() => Read::Periodic(slots.next().expect("endless")),
-            Load::Strided(s) if row.is_some() && read_in_row(s) => Read::InRow,
-            Load::Strided(_) => Read::Gather(slots.next().expect("endless")),
-        });
+        in_row |= matches!(plan.read(load, &mut gathered), Read::InRow);
     }
-    let in_row = reads.iter().any(|r| matches!(r, Read::InRow));
-    let gathered = slots.next().expect("endless");
-    let layout = match common {
+    let layout = match period {
         Some(period) => TileLayout { sub: base / period * period, row: None, gathered },
         None => TileLayout {
             sub: sub_tile_len::<T>(group, gathered),
@@ -174,7 +165,33 @@ fn plan_reads<T>(group: &FusedGroup) -> (Vec<Read>, TileLayout) {
             gathered,
         },
     };
-    (reads, layout)
+    (plan, layout)
+}
+
+/// What [`plan_reads`] decided, from which each input's [`Read`] follows.
+#[derive(Clone, Copy)]
+struct ReadPlan {
+    /// The period every broadcast input repeats with, if they all do (and it is short).
+    period: Option<usize>,
+    /// The row length, if rows are long enough for sub-tiles cut at their ends.
+    row: Option<usize>,
+}
+
+impl ReadPlan {
+    /// How an input is read; `gathered` counts the inputs given scratch slots so far.
+    fn read(self, load: &Load, gathered: &mut usize) -> Read {
+        let mut slot = || {
+            *gathered += 1;
+            *gathered - 1
+        };
+        match load {
+            Load::Full => Read::Full,
+            Load::Scalar => Read::Scalar,
+            Load::Strided(_) if self.period.is_some() => Read::Periodic(slot()),
+            Load::Strided(s) if self.row.is_some() && read_in_row(s) => Read::InRow,
+            Load::Strided(_) => Read::Gather(slot()),
+        }
+    }
 }
 
 /// The period with which a broadcast input's values repeat along the flat iteration order:
@@ -247,8 +264,10 @@ unsafe fn run_tile<T: Real + Scalar>(
             super::fused::gather_into(v, strides, &group.shape, start, dst);
         }
     }
-    let mut scratch =
-        Scratch { at: Vec::with_capacity(group.ops.len()), offsets: vec![0; sources.len()] };
+    let mut scratch = Scratch { at: Vec::with_capacity(group.ops.len()), offsets: Vec::new() };
+    if layout.row.is_some() {
+        scratch.offsets.resize(sources.len(), 0);
+    }
     let mut from = 0;
     while from < len {
         let mut n = sub.min(len - from);

@@ -82,13 +82,7 @@ fn passed_through(eqn: &Equation, inputs: &[Atom], program: &Program) -> Option<
     if eqn.outputs.len() != 1 || eqn.prim.has_effect() {
         return None;
     }
-    let constants: Vec<Option<&Array>> = inputs
-        .iter()
-        .map(|a| match a {
-            Atom::Const(c) if !c.is_traced() => Some(c),
-            _ => None,
-        })
-        .collect();
+    let constants: Vec<Option<&Array>> = inputs.iter().map(concrete).collect();
     let same = inputs.get(eqn.prim.passes_through(&constants)?)?;
     let aval = match same {
         Atom::Var(v) => program.aval(*v).clone(),
@@ -107,18 +101,20 @@ fn simplify_subprograms(eqn: &Equation) -> Arc<dyn Primitive> {
     eqn.prim.with_subprograms(simplified).unwrap_or_else(|| eqn.prim.clone())
 }
 
+/// The operand's value, if it is known now (a constant that is not a tracer).
+fn concrete(atom: &Atom) -> Option<&Array> {
+    match atom {
+        Atom::Const(c) if !c.is_traced() => Some(c),
+        _ => None,
+    }
+}
+
 /// The equation's results, if it can be evaluated now.
 fn fold(eqn: &Equation, inputs: &[Atom], program: &Program) -> Option<Vec<Array>> {
     if eqn.prim.has_effect() {
         return None;
     }
-    let consts: Vec<&Array> = inputs
-        .iter()
-        .map(|a| match a {
-            Atom::Const(c) if !c.is_traced() => Some(c),
-            _ => None,
-        })
-        .collect::<Option<_>>()?;
+    let consts: Vec<&Array> = inputs.iter().map(concrete).collect::<Option<_>>()?;
     let avals: Vec<_> = eqn.outputs.iter().map(|v| program.aval(*v).clone()).collect();
     if avals.iter().map(|a| a.shape.iter().product::<usize>()).sum::<usize>() > FOLD_LIMIT {
         return None;

@@ -130,8 +130,11 @@ fn fill_portable<F: CounterMap>(
     for (b, block) in out.chunks_mut(LANES).enumerate() {
         let first = start + b * LANES;
         hash_block(key, first as u64, &mut y0, &mut y1);
-        for (l, o) in block.iter_mut().enumerate() {
-            o.write(f.apply(first + l, y0[l], y1[l]));
+        // Zipped rather than indexed: a bounds check on `y0[l]` is an early exit, which keeps
+        // the loop (and the sampler's arithmetic in it) from being vectorized.
+        let words = y0.iter().zip(&y1);
+        for (l, (o, (&a, &b))) in block.iter_mut().zip(words).enumerate() {
+            o.write(f.apply(first + l, a, b));
         }
     }
 }

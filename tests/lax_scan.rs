@@ -139,6 +139,29 @@ fn carries_and_xs_can_be_trees_and_ys_can_be_empty() {
     assert_eq!(ys.shape(), &[0]);
 }
 
+#[test]
+fn stacked_ys_keep_each_dtype_and_row_shape() {
+    // Rows of a [3, 2, 2] xs; the ys are an f32 matrix, an i32 count and a bool per step.
+    let xs = jnp::arange(12.0).reshape([3, 2, 2]);
+    let step = |count: Array, x: Array| {
+        let y = (&x * 2.0, count.clone(), x.sum().gt(10.0));
+        (count + 1, y)
+    };
+    for reverse in [false, true] {
+        let options = ScanOptions::default().reverse(reverse);
+        let (count, (doubled, counts, big)) =
+            lax::scan_with(step, Array::from(0), xs.clone(), options);
+        assert_eq!(count.item::<i32>().unwrap(), 3);
+        assert_eq!(doubled.shape(), &[3, 2, 2]);
+        let want: Vec<f32> = (0..12).map(|v| 2.0 * v as f32).collect();
+        assert_eq!(doubled.to_vec::<f32>().unwrap(), want);
+        let order = if reverse { vec![2, 1, 0] } else { vec![0, 1, 2] };
+        assert_eq!(counts.to_vec::<i32>().unwrap(), order);
+        // Row sums are 6, 22 and 38.
+        assert_eq!(big.to_vec::<bool>().unwrap(), vec![false, true, true]);
+    }
+}
+
 // ---- gradients through scans, against JAX and against a Rust loop ----
 
 #[traceable]

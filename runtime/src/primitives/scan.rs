@@ -6,12 +6,15 @@
 use std::sync::Arc;
 
 use super::{bind, describe, Aval, Primitive};
+use crate::array::buffer::Buffer;
 use crate::array::Array;
+use crate::dtype::Element;
+use crate::exec::cpu::pool;
 use crate::exec::plan::Plan;
 use crate::ir::{eval_program, trace, Program};
 use crate::transform::ad::ops;
 use crate::transform::ad::{differentiable, jvp_eval, transpose_program, LinearArg, Tangent};
-use crate::transform::batch::ops::{lane, stack, to_dim, Batched};
+use crate::transform::batch::ops::{to_dim, Batched};
 use crate::transform::batch::{batch_program, batched_outputs, BatchAxis, BatchDim};
 use crate::transform::simplify::simplify;
 
@@ -78,29 +81,19 @@ impl Primitive for Scan {
         // Planned once per run, so each step runs the kernels without re-checking shapes.
         let plan = Plan::new(simplify(&self.body));
         let mut carry: Vec<Array> = carry.iter().map(|c| (*c).clone()).collect();
-        let num_ys = outputs.len() - self.carry;
-        let mut ys: Vec<Vec<Array>> = vec![Vec::with_capacity(self.length); num_ys];
+        let mut ys: Vec<Stacked> = outputs[self.carry..].iter().map(Stacked::new).collect();
         for step in 0..self.length {
             let i = self.index(step);
             let mut args = carry;
-            args.extend(xs.iter().map(|x| lane(x, Some(0), i)));
+            args.extend(xs.iter().map(|x| row(x, i)));
             args.extend(consts.iter().map(|c| (*c).clone()));
             let mut outs = plan.run(args);
-            for (column, y) in ys.iter_mut().zip(outs.split_off(self.carry)) {
-                column.push(y);
+            for (stacked, y) in ys.iter_mut().zip(outs.split_off(self.carry)) {
+                stacked.write(i, &y);
             }
             carry = outs;
         }
-        if self.reverse {
-            ys.iter_mut().for_each(|column| column.reverse());
-        }
-        let stacked = ys.iter().zip(&outputs[self.carry..]).map(|(column, aval)| {
-            if column.is_empty() {
-                ops::zeros(aval)
-            } else {
-                stack(column)
-            }
-        });
+        let stacked = ys.into_iter().map(Stacked::finish);
         let results = carry.into_iter().chain(stacked);
         results.zip(outputs).map(|(r, aval)| r.with_weak_type(aval.weak)).collect()
     }
@@ -363,6 +356,53 @@ impl Scan {
 }
 
 /// One tangent per mask entry: the next of `present` where the mask holds, else zero.
+/// Row `i` of `x` along its leading axis, copied into a buffer of its own (a step's slice of
+/// an `xs`; cheaper per step than binding a slice and a reshape).
+fn row(x: &Array, i: usize) -> Array {
+    let shape = &x.shape()[1..];
+    let len: usize = shape.iter().product();
+    let buffer = crate::with_buffer!(x.buffer(), |src: T| {
+        let mut values = pool::take::<T>(len);
+        values.extend_from_slice(&src[i * len..][..len]);
+        T::wrap(values)
+    });
+    Array::from_buffer(shape, buffer, x.is_weak())
+}
+
+/// One stacked output of a scan, filled a step at a time: each step's `y` is copied into its
+/// row as soon as the step ends, so the steps' buffers are recycled for the next step instead
+/// of all being kept for one concatenation at the end.
+struct Stacked {
+    aval: Aval,
+    buffer: Buffer,
+    row_len: usize,
+}
+
+impl Stacked {
+    /// Room for the output `aval` (the leading axis is the scan's length).
+    fn new(aval: &Aval) -> Stacked {
+        let len: usize = aval.shape.iter().product();
+        let row_len = aval.shape[1..].iter().product();
+        let buffer = crate::with_dtype!(aval.dtype, |T| {
+            T::wrap(pool::take_for_overwrite::<T>(len, T::from_i64(0)))
+        });
+        Stacked { aval: aval.clone(), buffer, row_len }
+    }
+
+    /// Copies `y` (of the body's output type) into row `i`.
+    fn write(&mut self, i: usize, y: &Array) {
+        let len = self.row_len;
+        crate::with_buffer!(&mut self.buffer, |dst: T| {
+            let src = T::slice(y.buffer()).expect("a scan body's output has the declared dtype");
+            dst[i * len..][..len].copy_from_slice(src);
+        });
+    }
+
+    fn finish(self) -> Array {
+        Array::from_buffer(self.aval.shape.as_slice(), self.buffer, self.aval.weak)
+    }
+}
+
 fn spread(present: &[Array], mask: &[bool]) -> Vec<Tangent> {
     let mut present = present.iter();
     mask.iter().map(|&m| if m { present.next().cloned() } else { None }).collect()

@@ -355,7 +355,6 @@ impl Scan {
     }
 }
 
-/// One tangent per mask entry: the next of `present` where the mask holds, else zero.
 /// Row `i` of `x` along its leading axis, copied into a buffer of its own (a step's slice of
 /// an `xs`; cheaper per step than binding a slice and a reshape).
 fn row(x: &Array, i: usize) -> Array {
@@ -398,11 +397,13 @@ impl Stacked {
         });
     }
 
+    /// The stacked output, once every row is written.
     fn finish(self) -> Array {
         Array::from_buffer(self.aval.shape.as_slice(), self.buffer, self.aval.weak)
     }
 }
 
+/// One tangent per mask entry: the next of `present` where the mask holds, else zero.
 fn spread(present: &[Array], mask: &[bool]) -> Vec<Tangent> {
     let mut present = present.iter();
     mask.iter().map(|&m| if m { present.next().cloned() } else { None }).collect()

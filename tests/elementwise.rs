@@ -243,6 +243,45 @@ fn where_clip_and_predicates() {
 }
 
 #[test]
+fn maximum_and_minimum_propagate_nan_and_keep_the_first_of_equals() {
+    // Every pair of special values, in both orders, against XLA's definition: NaN wins,
+    // otherwise the larger (smaller), and the first operand when they compare equal
+    // (so -0 against +0 keeps the sign of the first).
+    let specials = [f32::NAN, f32::NEG_INFINITY, -1.0, -0.0, 0.0, 1.0, f32::INFINITY];
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &specials {
+        for &y in &specials {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let pick = |x: f32, y: f32, first_wins: bool| {
+        if x.is_nan() || (first_wins && !y.is_nan()) || x == y {
+            x
+        } else {
+            y
+        }
+    };
+    let want_max: Vec<u32> = a.iter().zip(&b).map(|(&x, &y)| pick(x, y, x > y).to_bits()).collect();
+    let want_min: Vec<u32> = a.iter().zip(&b).map(|(&x, &y)| pick(x, y, x < y).to_bits()).collect();
+    let (xa, xb) = (jnp::array(a.clone()), jnp::array(b.clone()));
+    let bits =
+        |v: Array| v.to_vec::<f32>().unwrap().iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(jnp::maximum(&xa, &xb)), want_max);
+    assert_eq!(bits(jnp::minimum(&xa, &xb)), want_min);
+    // Reductions fold with the same rule: a NaN anywhere wins, and rows long enough for the
+    // vectorized leaves (8 lanes) agree with the sequential fold.
+    let row: Vec<f32> = (0..100).map(|i| ((i * 37) % 23) as f32 - 11.0).collect();
+    let x = jnp::array(row.clone());
+    assert_eq!(x.max().item::<f32>().unwrap(), 11.0);
+    assert_eq!(x.min().item::<f32>().unwrap(), -11.0);
+    let mut with_nan = row;
+    with_nan[61] = f32::NAN;
+    assert!(jnp::array(with_nan.clone()).max().item::<f32>().unwrap().is_nan());
+    assert!(jnp::array(with_nan).min().item::<f32>().unwrap().is_nan());
+}
+
+#[test]
 fn powi_is_exact_and_handles_negative_bases() {
     let x = jnp::array([-2.0f32, 3.0]);
     assert_eq!(x.powi(3).to_vec::<f32>().unwrap(), vec![-8.0, 27.0]);

@@ -409,9 +409,12 @@ macro_rules! float_scalar {
             #[inline(always)] fn div(self, o: Self) -> Self { self / o }
             #[inline(always)] fn rem(self, o: Self) -> Self { self % o }
             #[inline(always)] fn pow(self, o: Self) -> Self { self.powf(o) }
-            // NaN propagates through max/min, as in XLA.
-            #[inline(always)] fn max(self, o: Self) -> Self { if self.is_nan() || self > o { self } else if o.is_nan() || o > self { o } else { self } }
-            #[inline(always)] fn min(self, o: Self) -> Self { if self.is_nan() || self < o { self } else if o.is_nan() || o < self { o } else { self } }
+            // NaN propagates through max/min, as in XLA; between equal operands (+0 and -0
+            // included) the first is kept. Written as one select on non-short-circuit
+            // conditions, which the compiler vectorizes (branches on the NaN tests kept
+            // reductions and elementwise max scalar).
+            #[inline(always)] fn max(self, o: Self) -> Self { if !self.is_nan() & (o.is_nan() | (o > self)) { o } else { self } }
+            #[inline(always)] fn min(self, o: Self) -> Self { if !self.is_nan() & (o.is_nan() | (o < self)) { o } else { self } }
             #[inline(always)] fn atan2(self, o: Self) -> Self { $t::atan2(self, o) }
             #[inline(always)] fn next_after(self, o: Self) -> Self { next_after(self as f64, o as f64, self.to_bits() as u64, <$t as FloatBits>::BITS) as $t }
             #[inline(always)] fn and(self, _: Self) -> Self { unreachable!() }

@@ -374,23 +374,21 @@ fn row(x: &Array, i: usize) -> Array {
 struct Stacked {
     aval: Aval,
     buffer: Buffer,
-    row_len: usize,
 }
 
 impl Stacked {
     /// Room for the output `aval` (the leading axis is the scan's length).
     fn new(aval: &Aval) -> Stacked {
         let len: usize = aval.shape.iter().product();
-        let row_len = aval.shape[1..].iter().product();
         let buffer = crate::with_dtype!(aval.dtype, |T| {
             T::wrap(pool::take_for_overwrite::<T>(len, T::from_i64(0)))
         });
-        Stacked { aval: aval.clone(), buffer, row_len }
+        Stacked { aval: aval.clone(), buffer }
     }
 
     /// Copies `y` (of the body's output type) into row `i`.
     fn write(&mut self, i: usize, y: &Array) {
-        let len = self.row_len;
+        let len: usize = self.aval.shape[1..].iter().product();
         crate::with_buffer!(&mut self.buffer, |dst: T| {
             let src = T::slice(y.buffer()).expect("a scan body's output has the declared dtype");
             dst[i * len..][..len].copy_from_slice(src);

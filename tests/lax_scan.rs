@@ -211,6 +211,78 @@ fn rnn_gradients_equal_the_unrolled_loops() {
     }
 }
 
+/// The scans of a traced program, with the number of `dot_general`s in each body.
+fn scans_and_their_products(program: &rjax::ir::Program) -> Vec<(&rjax::ir::Equation, usize)> {
+    let scans = program.equations.iter().filter(|e| e.prim.name() == "scan");
+    scans
+        .map(|e| {
+            let subprograms = e.prim.subprograms();
+            let body = subprograms[0].1;
+            (e, body.equations.iter().filter(|b| b.prim.name() == "dot_general").count())
+        })
+        .collect()
+}
+
+/// The backward pass reads what the forward pass stacked (each step's incoming carry and its
+/// `1 - tanh²`) instead of computing the cell again: the reverse scan of the RNN's gradient
+/// holds the four products of the cotangents (of `wh`, `wx`, the carry and the xs), not the
+/// cell's two on top of them.
+#[test]
+fn scan_gradients_read_stacked_residuals_instead_of_recomputing_the_cell() {
+    let (params, h0, xs) = rnn_case();
+    let program = scanned_grads_jit::jaxpr(&params, &h0, &xs).simplified;
+    let scans = scans_and_their_products(&program);
+    let products: Vec<usize> = scans.iter().map(|(_, n)| *n).collect();
+    assert_eq!(products, [2, 4], "{program}");
+}
+
+#[grad]
+fn sin_weight_rnn_loss(w: &Array, xs: &Array) -> Array {
+    let step = |h: Array, x: Array| {
+        let h = (w.sin().dot(&h) + x).tanh();
+        (h.clone(), h.clone())
+    };
+    let (_, hs) = lax::scan(step, xs.slice(s![0]) * 0.0, xs.clone());
+    hs.square().sum()
+}
+
+/// A value computed from the constants alone (`cos(w)`, for the tangent of `sin(w)`) is the
+/// same at every step: the tangent scan computes it again rather than the forward scan
+/// stacking `length` copies of it. The gradient still matches finite differences.
+#[test]
+fn loop_invariant_residuals_are_recomputed_not_stacked() {
+    let w = jnp::linspace(-1.0, 1.0, 9).reshape([3, 3]);
+    let xs = jnp::linspace(0.0, 2.0, 15).reshape([5, 3]);
+    let program = sin_weight_rnn_loss::jaxpr(&w, &xs).simplified;
+    let scans = scans_and_their_products(&program);
+    let forward = scans.iter().find(|(e, _)| e.prim.params().contains("reverse=false"));
+    let (forward, _) = forward.expect("a forward scan");
+    for out in &forward.outputs {
+        assert_ne!(program.aval(*out).shape, [5, 3, 3], "a stacked copy of w: {program}");
+    }
+    let (w64, xs64) = (w.astype(DType::F64), xs.astype(DType::F64));
+    let grad = sin_weight_rnn_loss(&w64, &xs64).to_vec::<f64>().unwrap();
+    let loss = |w: &Array| {
+        let step = |h: Array, x: Array| {
+            let h = (w.sin().dot(&h) + x).tanh();
+            (h.clone(), h.clone())
+        };
+        let (_, hs) = lax::scan(step, xs64.slice(s![0]) * 0.0, xs64.clone());
+        hs.square().sum().item::<f64>().unwrap()
+    };
+    let base = w64.to_vec::<f64>().unwrap();
+    let eps = 1e-6;
+    for (i, g) in grad.iter().enumerate() {
+        let shifted = |d: f64| {
+            let mut v = base.clone();
+            v[i] += d;
+            loss(&Array::from_shape_vec([3, 3], v))
+        };
+        let numeric = (shifted(eps) - shifted(-eps)) / (2.0 * eps);
+        assert!((g - numeric).abs() < 1e-6 * (1.0 + numeric.abs()), "{i}: {g} vs {numeric}");
+    }
+}
+
 // ---- errors ----
 
 #[test]

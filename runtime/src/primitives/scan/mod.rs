@@ -1,7 +1,9 @@
 //! `scan`: a loop over the leading axis of its `xs`, threading a carry through a body traced
 //! once (`lax.scan`). Its trip count is static, so unlike `while` it can be reversed: the
-//! jvp rule stores each step's incoming carry and runs a second scan linear in the tangents,
-//! which the transpose rule runs backwards.
+//! jvp rule stacks, step by step, the primal values the tangents need (its `residuals` module) and
+//! runs a second scan linear in the tangents, which the transpose rule runs backwards.
+
+mod residuals;
 
 use std::sync::Arc;
 
@@ -13,10 +15,11 @@ use crate::exec::cpu::pool;
 use crate::exec::plan::Plan;
 use crate::ir::{eval_program, trace, Program};
 use crate::transform::ad::ops;
-use crate::transform::ad::{differentiable, jvp_eval, transpose_program, LinearArg, Tangent};
+use crate::transform::ad::{differentiable, jvp_program, transpose_program, LinearArg, Tangent};
 use crate::transform::batch::ops::{to_dim, Batched};
 use crate::transform::batch::{batch_program, batched_outputs, BatchAxis, BatchDim};
 use crate::transform::simplify::simplify;
+use residuals::SplitBody;
 
 /// `scan`: `length` steps of `body`. Inputs are the carry (`carry` of them), the stacked
 /// `xs` (`xs` of them, each with a leading axis of `length`), then constants the body
@@ -111,42 +114,49 @@ impl Primitive for Scan {
         Some(Arc::new(Scan { body: Arc::new(body), ..self.clone() }))
     }
 
-    /// The primal results come from a scan that also stacks each step's incoming carry; the
-    /// tangents from a second scan whose carry is the carry's tangent and whose xs include
-    /// those stored carries, so it is linear in the tangents (and transposes).
+    /// JAX's partial evaluation of the body's jvp: a primal scan computes the results and
+    /// stacks, step by step, the primal values the tangents need (the residuals); a second
+    /// scan, whose carry is the carry's tangent, reads them as xs and is linear in the
+    /// tangents (so it transposes). Residuals that depend only on the constants are
+    /// recomputed in the tangent scan instead of being stacked `length` times.
     fn jvp(
         &self,
         primals: &[Array],
         tangents: &[Tangent],
     ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
-        let (n, m) = (self.carry, self.xs);
+        let n = self.carry;
+        let float: Vec<bool> = primals[..n].iter().map(|c| differentiable(&c.aval())).collect();
+        // Every float carry gets a tangent: a zero one may turn nonzero after a step.
+        let mut nonzero = float.clone();
+        nonzero.extend(tangents[n..].iter().map(Option::is_some));
+        let joint = jvp_program(&self.body, &nonzero);
+        let split = SplitBody::new(&joint, self, &nonzero);
         let refs: Vec<&Array> = primals.iter().collect();
-        let mut outs = bind(&self.storing_carries(), &refs);
-        let stored = outs.split_off(outs.len() - n);
-        let (carry, rest) = primals.split_at(n);
-        let (xs, consts) = rest.split_at(m);
-        let float: Vec<bool> = carry.iter().map(|c| differentiable(&c.aval())).collect();
+        let primal_scan = Scan { body: Arc::new(split.primal), ..self.clone() };
+        let mut outs = bind(&primal_scan, &refs);
+        let residuals = outs.split_off(outs.len() - split.stacked);
         let carry_tangents: Vec<Array> = tangents[..n]
             .iter()
-            .zip(carry)
-            .filter(|(_, c)| differentiable(&c.aval()))
-            .map(|(t, c)| ops::instantiate(t, &c.aval()))
+            .zip(&primals[..n])
+            .zip(&float)
+            .filter(|(_, &f)| f)
+            .map(|((t, c), _)| ops::instantiate(t, &c.aval()))
             .collect();
-        let x_tangents: Vec<&Array> = tangents[n..n + m].iter().flatten().collect();
-        let const_tangents: Vec<&Array> = tangents[n + m..].iter().flatten().collect();
-        let nonzero: Vec<bool> = tangents[n..].iter().map(Option::is_some).collect();
-        let body = self.tangent_body(&float, &nonzero);
+        let (xs, consts) = primals[n..].split_at(self.xs);
+        let (x_tangents, const_tangents) = tangents[n..].split_at(self.xs);
+        let mut inputs: Vec<&Array> = carry_tangents.iter().collect();
+        inputs.extend(&residuals);
+        inputs.extend(split.used_xs.iter().map(|&i| &xs[i]));
+        inputs.extend(x_tangents.iter().flatten());
+        let xs_count = inputs.len() - carry_tangents.len();
+        inputs.extend(split.used_consts.iter().map(|&i| &consts[i]));
+        inputs.extend(const_tangents.iter().flatten());
         let tangent_scan = Scan {
-            body: Arc::new(body),
+            body: Arc::new(split.linear),
             carry: carry_tangents.len(),
-            xs: m + n + x_tangents.len(),
+            xs: xs_count,
             ..*self
         };
-        let mut inputs: Vec<&Array> = carry_tangents.iter().collect();
-        inputs.extend(xs.iter().chain(&stored));
-        inputs.extend(x_tangents);
-        inputs.extend(consts);
-        inputs.extend(const_tangents);
         let results = bind(&tangent_scan, &inputs);
         Ok((outs.clone(), ops::float_tangents(&outs, results)))
     }
@@ -267,58 +277,6 @@ impl Scan {
         Aval { shape, ..y.clone() }
     }
 
-    /// This scan with each step's incoming carry as extra ys (the jvp's stored residuals).
-    fn storing_carries(&self) -> Scan {
-        let mut body = (*self.body).clone();
-        let incoming = body.inputs[..self.carry].to_vec();
-        body.outputs.extend(incoming.into_iter().map(crate::ir::Atom::Var));
-        Scan { body: Arc::new(body), ..self.clone() }
-    }
-
-    /// The body of the tangent scan: it takes the float carry's tangents, then as xs the
-    /// primal xs, the stored carry and the nonzero xs tangents, then as constants the primal
-    /// constants and their nonzero tangents; it returns the next carry's tangents and the
-    /// float ys' tangents.
-    fn tangent_body(&self, float: &[bool], nonzero: &[bool]) -> Program {
-        let (n, m) = (self.carry, self.xs);
-        let body_in = self.body.input_avals();
-        let (carry_avals, rest) = body_in.split_at(n);
-        let (x_avals, const_avals) = rest.split_at(m);
-        let tangent_avals = carry_avals.iter().zip(float).filter(|(_, f)| **f).map(|(a, _)| a);
-        let (x_nonzero, const_nonzero) = nonzero.split_at(m);
-        let chosen = |avals: &[Aval], mask: &[bool]| -> Vec<Aval> {
-            avals.iter().zip(mask).filter(|(_, nz)| **nz).map(|(a, _)| a.clone()).collect()
-        };
-        let mut avals: Vec<Aval> = tangent_avals.cloned().collect();
-        let nt = avals.len();
-        avals.extend(x_avals.iter().chain(carry_avals).cloned());
-        avals.extend(chosen(x_avals, x_nonzero));
-        avals.extend(const_avals.iter().cloned());
-        avals.extend(chosen(const_avals, const_nonzero));
-        let out_avals = self.body.output_avals();
-        trace::trace_with(&avals, |ins| {
-            let (carry_t, rest) = ins.split_at(nt);
-            let (xs, rest) = rest.split_at(m);
-            let (carry, rest) = rest.split_at(n);
-            let nxt = x_nonzero.iter().filter(|nz| **nz).count();
-            let (x_t, rest) = rest.split_at(nxt);
-            let (consts, const_t) = rest.split_at(const_avals.len());
-            let primals: Vec<Array> = carry.iter().chain(xs).chain(consts).cloned().collect();
-            let mut tangents = spread(carry_t, float);
-            tangents.extend(spread(x_t, x_nonzero));
-            tangents.extend(spread(const_t, const_nonzero));
-            let (_, out_t) = jvp_eval(&self.body, &primals, &tangents);
-            let result = out_t
-                .iter()
-                .zip(&out_avals)
-                .filter(|(_, a)| differentiable(a))
-                .map(|(t, a)| ops::instantiate(t, a))
-                .collect();
-            (result, ())
-        })
-        .program
-    }
-
     /// The body of the backwards scan: it takes the carry's cotangent and the constants'
     /// running cotangent sums (`carry` of them), one slice of the known xs (`known_xs` of them)
     /// and of the ys' cotangents, then the known constants; it runs the transposed body and
@@ -399,12 +357,6 @@ impl Stacked {
     fn finish(self) -> Array {
         Array::from_buffer(self.aval.shape.as_slice(), self.buffer, self.aval.weak)
     }
-}
-
-/// One tangent per mask entry: the next of `present` where the mask holds, else zero.
-fn spread(present: &[Array], mask: &[bool]) -> Vec<Tangent> {
-    let mut present = present.iter();
-    mask.iter().map(|&m| if m { present.next().cloned() } else { None }).collect()
 }
 
 fn same_types(a: &[Aval], b: &[Aval]) -> bool {

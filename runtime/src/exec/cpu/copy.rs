@@ -142,6 +142,20 @@ pub fn strided_copy<T: Element>(
     })
 }
 
+/// Asks the caches for the lines of `values`, ahead of a read the hardware prefetchers would
+/// not foresee (they follow a stream, and stop at a page's end).
+pub fn prefetch<T>(values: &[T]) {
+    let line = (64 / std::mem::size_of::<T>()).max(1);
+    for i in (0..values.len()).step_by(line) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `i < values.len()`; a prefetch has no other effect than on the caches.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(values.as_ptr().add(i).cast());
+        }
+    }
+}
+
 /// The row-major contents of the transpose of a contiguous array of `shape` by `perm` (output
 /// axis `i` is input axis `perm[i]`).
 ///

@@ -396,18 +396,10 @@ unsafe fn run_sub_tile<T: Real + Scalar>(
 
 /// Asks for the cache lines of elements `start..start + len` of the full inputs.
 fn prefetch<T>(sources: &[Source<T>], start: usize, len: usize) {
-    let line = (64 / std::mem::size_of::<T>()).max(1);
     for source in sources {
         if let Source::Full(v) = source {
             let end = (start + len).min(v.len());
-            for i in (start..end).step_by(line) {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: `i < v.len()`; a prefetch has no other effect than on the caches.
-                unsafe {
-                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                    _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i).cast());
-                }
-            }
+            super::copy::prefetch(v.get(start..end).unwrap_or_default());
         }
     }
 }

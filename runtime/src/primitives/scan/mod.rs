@@ -11,7 +11,7 @@ use super::{bind, describe, Aval, Primitive};
 use crate::array::buffer::Buffer;
 use crate::array::Array;
 use crate::dtype::Element;
-use crate::exec::cpu::pool;
+use crate::exec::cpu::{copy, pool};
 use crate::exec::plan::Plan;
 use crate::ir::{eval_program, trace, Program};
 use crate::transform::ad::ops;
@@ -87,8 +87,9 @@ impl Primitive for Scan {
         let mut ys: Vec<Stacked> = outputs[self.carry..].iter().map(Stacked::new).collect();
         for step in 0..self.length {
             let i = self.index(step);
+            let next = (step + 1 < self.length).then(|| self.index(step + 1));
             let mut args = carry;
-            args.extend(xs.iter().map(|x| row(x, i)));
+            args.extend(xs.iter().map(|x| row(x, i, next)));
             args.extend(consts.iter().map(|c| (*c).clone()));
             let mut outs = plan.run(args);
             for (stacked, y) in ys.iter_mut().zip(outs.split_off(self.carry)) {
@@ -314,13 +315,18 @@ impl Scan {
 }
 
 /// Row `i` of `x` along its leading axis, copied into a buffer of its own (a step's slice of
-/// an `xs`; cheaper per step than binding a slice and a reshape).
-fn row(x: &Array, i: usize) -> Array {
+/// an `xs`; cheaper per step than binding a slice and a reshape). Row `next`, the next step's,
+/// is prefetched: rows of a few KiB each start a new page, where the hardware prefetchers
+/// stop, so a row read cold waits on memory for each of its lines.
+fn row(x: &Array, i: usize, next: Option<usize>) -> Array {
     let shape = &x.shape()[1..];
     let len: usize = shape.iter().product();
     let buffer = crate::with_buffer!(x.buffer(), |src: T| {
         let mut values = pool::take::<T>(len);
         values.extend_from_slice(&src[i * len..][..len]);
+        if let Some(next) = next {
+            copy::prefetch(&src[next * len..][..len]);
+        }
         T::wrap(values)
     });
     Array::from_buffer(shape, buffer, x.is_weak())

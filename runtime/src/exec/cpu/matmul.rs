@@ -9,6 +9,7 @@
 //! | element type                | kernel                                                   |
 //! |-----------------------------|----------------------------------------------------------|
 //! | `f32`, `f64`, [`half::f16`] | the `gemm` crate (SIMD kernel picked at run time)        |
+//! | `f32`, small, one thread    | an unpacked AVX-512 kernel (`small_matmul`), else gemm    |
 //! | [`half::bf16`]              | widened to `f32`, `f32` gemm, rounded back once          |
 //! | `i8`..`i64`, `u8`..`u64`    | cache-blocked loop, wrapping (two's-complement) arithmetic |
 //! | `bool`                      | the same loop as OR of ANDs (numpy semantics)            |
@@ -406,12 +407,32 @@ pub(crate) trait GemmFloat:
     /// Whether a threaded `1 x k @ k x n` product may be split over `k` and
     /// its partial results added in this type (costs one rounding per split).
     const SPLIT_K: bool;
+
+    /// Runs a single-threaded product on a kernel of its own if this type has one that
+    /// suits it (see [`super::small_matmul`]); returns whether it did.
+    fn small_product(
+        _dst: &mut MatMut<'_, Self>,
+        _lhs: MatRef<'_, Self>,
+        _rhs: MatRef<'_, Self>,
+        _d: Dims,
+    ) -> bool {
+        false
+    }
 }
 
 impl GemmFloat for f32 {
     const ZERO: Self = 0.0;
     const ONE: Self = 1.0;
     const SPLIT_K: bool = true;
+
+    fn small_product(
+        dst: &mut MatMut<'_, f32>,
+        lhs: MatRef<'_, f32>,
+        rhs: MatRef<'_, f32>,
+        d: Dims,
+    ) -> bool {
+        super::small_matmul::product(dst, lhs, rhs, d)
+    }
 }
 
 impl GemmFloat for f64 {
@@ -534,7 +555,7 @@ fn extent(rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> usi
 /// `dst = lhs @ rhs` (`m x k` times `k x n`) for matrices with any strides, overwriting
 /// `dst` whatever it held; `k == 0` leaves `dst` untouched, so callers zero it themselves.
 pub(crate) fn gemm_strided<T: GemmFloat>(
-    dst: MatMut<'_, T>,
+    mut dst: MatMut<'_, T>,
     lhs: MatRef<'_, T>,
     rhs: MatRef<'_, T>,
     d: Dims,
@@ -547,6 +568,9 @@ pub(crate) fn gemm_strided<T: GemmFloat>(
     assert!(dst.data.len() >= extent(m, n, dst.row_stride, dst.col_stride));
     assert!(lhs.data.len() >= extent(m, k, lhs.row_stride, lhs.col_stride));
     assert!(rhs.data.len() >= extent(k, n, rhs.row_stride, rhs.col_stride));
+    if matches!(parallelism, gemm::Parallelism::None) && T::small_product(&mut dst, lhs, rhs, d) {
+        return;
+    }
     let stride = |s: usize| isize::try_from(s).expect("gemm: a matrix stride overflows isize");
     // SAFETY: gemm computes dst := alpha*dst + beta*lhs@rhs (alpha unused
     // because read_dst is false, beta = 1) for an m x n `dst`, m x k `lhs` and

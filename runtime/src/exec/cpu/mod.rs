@@ -10,5 +10,6 @@ pub mod matmul;
 pub mod pool;
 pub mod reduce;
 pub mod samplers;
+mod small_matmul;
 pub mod threefry;
 pub mod xla_math;

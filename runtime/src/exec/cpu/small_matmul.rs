@@ -22,13 +22,17 @@ const MAX_MACS: usize = 1 << 22;
 /// 128 x 10 times 10 x 512 took 11.9 µs here, 6.7 µs in gemm).
 const MIN_DEPTH: usize = 16;
 
+/// Narrower results go to gemm: its matrix-vector paths use every lane, where a tile would
+/// fill one lane of each vector.
+const MIN_COLUMNS: usize = 8;
+
 /// Depth up to which a 32-column panel of the right operand (`k x 32`) stays in L2 while
 /// every row of the left one passes over it.
 const MAX_DEPTH: usize = 1024;
 
-/// `dst = lhs @ rhs` on this thread if the product suits the kernel: small, `rhs` and `dst`
-/// with unit column stride (rows read and written where they lie; `lhs` may have any strides),
-/// and a CPU with AVX-512F. Returns whether it ran; if not, `dst` is untouched.
+/// `dst = lhs @ rhs` on this thread if the product suits the kernel: small but not a
+/// matrix-vector product, `rhs` and `dst` with unit column stride (rows read and written
+/// where they lie; `lhs` may have any strides), and a CPU with AVX-512F. Returns whether it ran; if not, `dst` is untouched.
 ///
 /// The caller has checked that each matrix lies within its slice.
 pub(crate) fn product(
@@ -40,9 +44,11 @@ pub(crate) fn product(
     let Dims { m, k, n } = d;
     let suits = rhs.col_stride == 1
         && dst.col_stride == 1
+        && m >= 2
+        && n >= MIN_COLUMNS
         && (MIN_DEPTH..=MAX_DEPTH).contains(&k)
         && m.saturating_mul(k).saturating_mul(n) <= MAX_MACS;
-    if !suits || m == 0 || n == 0 {
+    if !suits {
         return false;
     }
     #[cfg(target_arch = "x86_64")]
@@ -203,7 +209,7 @@ mod tests {
         }
         let value = |i: usize| ((i * 7919 % 1013) as f32 - 506.0) / 317.0;
         for (m, k, n) in
-            [(1, 16, 1), (3, 17, 5), (9, 16, 16), (16, 64, 64), (13, 33, 47), (20, 40, 70)]
+            [(2, 16, 8), (3, 17, 9), (9, 16, 16), (16, 64, 64), (13, 33, 47), (20, 40, 70)]
         {
             let d = Dims { m, k, n };
             let lhs: Vec<f32> = (0..m * k).map(value).collect();
@@ -226,6 +232,10 @@ mod tests {
         let a = MatRef { data: &lhs, row_stride: 4, col_stride: 1 };
         let b = MatRef { data: &rhs, row_stride: 8, col_stride: 1 };
         assert!(!product(&mut dst, a, b, Dims { m: 8, k: 4, n: 8 }), "a depth of 4 is gemm's");
+        let column = MatRef { data: &rhs, row_stride: 1, col_stride: 1 };
+        let mut narrow = MatMut { data: &mut out, row_stride: 1, col_stride: 1 };
+        let long = MatRef { data: &lhs, row_stride: 16, col_stride: 1 };
+        assert!(!product(&mut narrow, long, column, Dims { m: 2, k: 16, n: 1 }), "a vector's");
         assert!(out.iter().all(|&x| x == 7.0));
     }
 }

@@ -23,10 +23,13 @@ fn hessian_w5(x: &Array) -> Array {
     (x.tanh() * x.square()).sum()
 }
 
-/// Multiply-adds of the forward pass, doubled for the backward pass's two products per layer.
+/// Floating-point operations of the step's products: each layer's forward product, and in
+/// the backward pass its weights' gradient and (for all but the first layer, whose input is
+/// not differentiated) its input's gradient, each as many as the forward product.
 fn w3_flops() -> f64 {
-    let forward: usize = (0..3).map(|l| 2 * BATCH * SIZES[l] * SIZES[l + 1]).sum();
-    3.0 * forward as f64
+    let product = |l: usize| 2 * BATCH * SIZES[l] * SIZES[l + 1];
+    let flops: usize = (0..3).map(|l| if l == 0 { 2 * product(l) } else { 3 * product(l) }).sum();
+    flops as f64
 }
 
 /// Bytes the step's equations would write if each materialized (op by op).

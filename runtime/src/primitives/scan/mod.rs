@@ -1,7 +1,7 @@
 //! `scan`: a loop over the leading axis of its `xs`, threading a carry through a body traced
 //! once (`lax.scan`). Its trip count is static, so unlike `while` it can be reversed: the
-//! jvp rule stacks, step by step, the primal values the tangents need (its `residuals` module) and
-//! runs a second scan linear in the tangents, which the transpose rule runs backwards.
+//! jvp rule stacks, step by step, the primal values the tangents need (see `residuals.rs`)
+//! and runs a second scan linear in the tangents, which the transpose rule runs backwards.
 
 mod residuals;
 

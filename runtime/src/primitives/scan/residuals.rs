@@ -36,47 +36,19 @@ pub(super) struct SplitBody {
 
 impl SplitBody {
     /// Splits `joint`, the [`jvp_program`](crate::transform::ad::jvp_program) of `scan`'s
-    /// body: inputs the body's (carry, xs, constants) then their tangents; outputs the
-    /// body's then the float outputs' tangents.
+    /// body: inputs the body's (carry, xs, constants), then a tangent for each of them that
+    /// `nonzero` marks; outputs the body's, then the float outputs' tangents.
     ///
     /// Equations that read a tangent go to the linear body, the others to the primal one.
     /// Of the primal values the linear body reads, a step's values are stacked by the primal
     /// scan (or, for a slice of the xs, read from the xs themselves), and values computed from
     /// the constants alone are recomputed in the linear body rather than stacked.
     pub fn new(joint: &Program, scan: &Scan, nonzero: &[bool]) -> SplitBody {
-        let num_primals = scan.body.inputs.len();
         let (carry, xs) = (scan.carry, scan.xs);
-        let mut depends = vec![Depends::Invariant; joint.avals.len()];
-        for (i, v) in joint.inputs.iter().enumerate() {
-            depends[v.index()] = match i {
-                i if i < carry + xs => Depends::Step,
-                i if i < num_primals => Depends::Invariant,
-                _ => Depends::Tangent,
-            };
-        }
-        let (mut primal_eqns, mut linear_eqns) = (Vec::new(), Vec::new());
-        for eqn in &joint.equations {
-            let kind = eqn_depends(eqn, &depends);
-            for v in &eqn.outputs {
-                depends[v.index()] = kind;
-            }
-            match kind {
-                Depends::Tangent => linear_eqns.push(eqn.clone()),
-                Depends::Step => primal_eqns.push(eqn.clone()),
-                Depends::Invariant => {
-                    // Either body may need it, and keeps it only if it does.
-                    linear_eqns.push(eqn.clone());
-                    primal_eqns.push(eqn.clone());
-                }
-            }
-        }
+        let num_primals = scan.body.inputs.len();
+        let parts = Partition::new(joint, carry + xs, num_primals);
         let (primal_outs, tangent_outs) = joint.outputs.split_at(scan.body.outputs.len());
-        let mut linear = eliminate_dead_code(&Program {
-            avals: joint.avals.clone(),
-            inputs: Vec::new(),
-            equations: linear_eqns,
-            outputs: tangent_outs.to_vec(),
-        });
+        let mut linear = program(joint, Vec::new(), parts.linear, tangent_outs.to_vec());
         let read = read_vars(&linear);
         let (carry_vars, rest) = joint.inputs[..num_primals].split_at(carry);
         let (x_slices, consts) = rest.split_at(xs);
@@ -84,7 +56,7 @@ impl SplitBody {
         // reads from the xs themselves.
         let stacked: Vec<Var> = (0..joint.avals.len())
             .map(|i| Var(i as u32))
-            .filter(|v| read[v.index()] && depends[v.index()] == Depends::Step)
+            .filter(|v| read[v.index()] && parts.depends[v.index()] == Depends::Step)
             .filter(|v| !x_slices.contains(v))
             .collect();
         let used = |vars: &[Var]| -> Vec<usize> {
@@ -104,14 +76,63 @@ impl SplitBody {
 
         let mut outputs = primal_outs.to_vec();
         outputs.extend(stacked.iter().map(|v| Atom::Var(*v)));
-        let primal = eliminate_dead_code(&Program {
-            avals: joint.avals.clone(),
-            inputs: carry_vars.iter().chain(x_slices).chain(consts).copied().collect(),
-            equations: primal_eqns,
-            outputs,
-        });
+        let inputs = carry_vars.iter().chain(x_slices).chain(consts).copied().collect();
+        let primal = program(joint, inputs, parts.primal, outputs);
         SplitBody { primal, linear, stacked: stacked.len(), used_xs, used_consts }
     }
+}
+
+/// The joint body's equations sorted by what they depend on.
+struct Partition {
+    /// For each variable.
+    depends: Vec<Depends>,
+    /// Equations without a tangent among their inputs.
+    primal: Vec<Equation>,
+    /// Equations with one, and those of the constants alone.
+    linear: Vec<Equation>,
+}
+
+impl Partition {
+    /// The joint body's first `step_inputs` inputs change from step to step (the carry and
+    /// the slices of the xs); the rest of its first `num_primals` are constants; then come
+    /// the tangents.
+    fn new(joint: &Program, step_inputs: usize, num_primals: usize) -> Partition {
+        let mut depends = vec![Depends::Invariant; joint.avals.len()];
+        for (i, v) in joint.inputs.iter().enumerate() {
+            depends[v.index()] = match i {
+                i if i < step_inputs => Depends::Step,
+                i if i < num_primals => Depends::Invariant,
+                _ => Depends::Tangent,
+            };
+        }
+        let (mut primal, mut linear) = (Vec::new(), Vec::new());
+        for eqn in &joint.equations {
+            let kind = eqn_depends(eqn, &depends);
+            for v in &eqn.outputs {
+                depends[v.index()] = kind;
+            }
+            match kind {
+                Depends::Tangent => linear.push(eqn.clone()),
+                Depends::Step => primal.push(eqn.clone()),
+                Depends::Invariant => {
+                    // Either body may need it, and keeps it only if it does.
+                    linear.push(eqn.clone());
+                    primal.push(eqn.clone());
+                }
+            }
+        }
+        Partition { depends, primal, linear }
+    }
+}
+
+/// A program over `joint`'s variables with only the equations its outputs need.
+fn program(
+    joint: &Program,
+    inputs: Vec<Var>,
+    equations: Vec<Equation>,
+    outputs: Vec<Atom>,
+) -> Program {
+    eliminate_dead_code(&Program { avals: joint.avals.clone(), inputs, equations, outputs })
 }
 
 /// What an equation's outputs depend on, given what each variable does. An effect (a print,

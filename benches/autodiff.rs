@@ -58,27 +58,30 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Timed calls per median: these millisecond steps swing from call to call on a shared
-/// machine, so the summary (and `benches/jax/bench.py`) take the median of many.
-const RUNS: usize = 51;
+/// Calls per median, and rounds of the interleaved summary (see `common::Rounds`): these
+/// millisecond steps swing from call to call on a shared machine.
+const RUNS: usize = 21;
+const ROUNDS: usize = 15;
 
 fn summary() {
     let (params, x, y) = w3_inputs();
-    drop(grad_step(&params, &x, &y));
-    let w3 = common::median_time(RUNS, || drop(grad_step(&params, &x, &y))).as_secs_f64();
-    let gflops = |secs: f64| w3_flops() / secs / 1e9;
+    let v = jnp::linspace(-1.0, 1.0, 256);
+    let jax = common::Jax::start("w3w5");
+    let samples = common::Rounds::default()
+        .time("w3", RUNS, || drop(grad_step(&params, &x, &y)))
+        .jax(jax.as_ref(), "jax_w3_jit_grad_step", RUNS)
+        .time("w5", RUNS, || drop(hessian_w5(&v)))
+        .jax(jax.as_ref(), "jax_w5_jit_hessian_256", RUNS)
+        .run(ROUNDS);
+    let w3 = samples.median("w3");
+    let gflops = w3_flops() / w3 / 1e9;
     let mib = w3_allocated_bytes(&params, &x, &y) as f64 / (1 << 20) as f64;
     println!("\nW3 summary: MLP [784, 512, 512, 10], batch 128, one jit(grad(loss)) step");
-    common::report("rjax", w3, &format!("{:.1} GFLOP/s; {mib:.1} MiB op by op", gflops(w3)));
-    let v = jnp::linspace(-1.0, 1.0, 256);
-    drop(hessian_w5(&v));
-    let w5 = common::median_time(RUNS, || drop(hessian_w5(&v))).as_secs_f64();
+    common::report("rjax", w3, &format!("{gflops:.1} GFLOP/s; {mib:.1} MiB op by op"));
+    common::report_against_jax(&samples, "jax_w3_jit_grad_step", "w3");
     println!("W5 summary: hessian of sum(tanh(x) * x**2), x of 256");
-    common::report("rjax", w5, "");
-    common::report_jax("w3w5", |name, secs| {
-        let ours = if name.contains("w3") { w3 } else { w5 };
-        format!("rjax / JAX = {:.2}", ours / secs)
-    });
+    common::report("rjax", samples.median("w5"), "");
+    common::report_against_jax(&samples, "jax_w5_jit_hessian_256", "w5");
 }
 
 criterion_group!(benches, bench);

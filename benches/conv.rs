@@ -52,12 +52,22 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Rounds of the interleaved summary (see `common::Rounds`).
+const ROUNDS: usize = 9;
+
 fn summary() {
     let (x, k) = operands();
-    let forward_secs = common::median_time(21, || drop(forward(&x, &k))).as_secs_f64();
-    let both_secs = common::median_time(21, || drop(forward_backward(&x, &k))).as_secs_f64();
     let threads = rayon::current_num_threads();
-    let peak = common::peak::peak_fma_gflops(threads);
+    let jax = common::Jax::start("conv");
+    let peak = common::peak::FmaPeak::new(threads);
+    let samples = common::Rounds::default()
+        .probe("peak", || peak.gflops(2))
+        .time("forward", 21, || drop(forward(&x, &k)))
+        .time("both", 21, || drop(forward_backward(&x, &k)))
+        .jax(jax.as_ref(), "jax_conv_forward", 21)
+        .jax(jax.as_ref(), "jax_conv_forward_backward", 21)
+        .run(ROUNDS);
+    let peak = samples.median("peak");
     // The backward pass is two convolutions of the forward's size (input and kernel
     // gradients).
     let flops = [forward_flops(), 3.0 * forward_flops()];
@@ -69,22 +79,18 @@ fn summary() {
         &format!("{peak:.1} GFLOP/s; forward at peak"),
     );
     common::report("forward + backward at peak", floors[1], "");
-    for (name, secs, flops, floor) in [
-        ("rjax jit forward", forward_secs, flops[0], floors[0]),
-        ("rjax jit forward + backward", both_secs, flops[1], floors[1]),
+    for (name, ours, flops) in [
+        ("rjax jit forward", "forward", flops[0]),
+        ("rjax jit forward + backward", "both", flops[1]),
     ] {
-        let rate = flops / secs / 1e9;
-        let note = format!(
-            "{rate:.1} GFLOP/s = {:.1}% of peak ({:.1}x the floor)",
-            100.0 * rate / peak,
-            secs / floor
-        );
+        let secs = samples.median(ours);
+        let percent = samples.per_round(ours, "peak", |t, p| 100.0 * flops / t / 1e9 / p);
+        let note =
+            format!("{:.1} GFLOP/s; % of peak: {}", flops / secs / 1e9, percent.show(1.0, 1));
         common::report(name, secs, &note);
     }
-    common::report_jax("conv", |name, jax| {
-        let ours = if name.contains("backward") { both_secs } else { forward_secs };
-        format!("rjax time / JAX time = {:.2}", ours / jax)
-    });
+    common::report_against_jax(&samples, "jax_conv_forward", "forward");
+    common::report_against_jax(&samples, "jax_conv_forward_backward", "both");
 }
 
 criterion_group!(benches, bench);

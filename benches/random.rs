@@ -23,20 +23,25 @@ fn melem(seconds: f64) -> f64 {
     N as f64 / seconds / 1e6
 }
 
+/// Rounds of the interleaved summary (see `common::Rounds`).
+const ROUNDS: usize = 7;
+
 fn summary() {
     let key = random::key(0);
-    let time = |f: &dyn Fn() -> Array| {
-        common::median_time(7, || drop(std::hint::black_box(f()))).as_secs_f64()
-    };
-    let normal = time(&|| random::normal(&key, [N]));
-    let uniform = time(&|| random::uniform(&key, [N]));
+    let jax = common::Jax::start("random");
+    let samples = common::Rounds::default()
+        .time("normal", 7, || drop(std::hint::black_box(random::normal(&key, [N]))))
+        .time("uniform", 7, || drop(std::hint::black_box(random::uniform(&key, [N]))))
+        .jax(jax.as_ref(), "jax_random_normal_10M", 7)
+        .jax(jax.as_ref(), "jax_random_uniform_10M", 7)
+        .run(ROUNDS);
     println!("\nrandom summary (10M f32 values, {} threads)", rayon::current_num_threads());
-    common::report("rjax normal", normal, &format!("{:.0} Melem/s", melem(normal)));
-    common::report("rjax uniform", uniform, &format!("{:.0} Melem/s", melem(uniform)));
-    common::report_jax("random", |name, secs| {
-        let ours = if name.contains("normal") { normal } else { uniform };
-        format!("{:.0} Melem/s; rjax / this = {:.2}", melem(secs), ours / secs)
-    });
+    for (name, ours) in [("jax_random_normal_10M", "normal"), ("jax_random_uniform_10M", "uniform")]
+    {
+        let secs = samples.median(ours);
+        common::report(&format!("rjax {ours}"), secs, &format!("{:.0} Melem/s", melem(secs)));
+        common::report_against_jax(&samples, name, ours);
+    }
 }
 
 criterion_group!(benches, bench);

@@ -66,18 +66,29 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Rounds of the interleaved summary (see `common::Rounds`).
+const ROUNDS: usize = 9;
+
 fn summary() {
     let (cell, h0, xs) = inputs();
-    let forward = common::median_time(7, || drop(rnn_value(&cell, &h0, &xs))).as_secs_f64();
-    let both = common::median_time(7, || drop(rnn_value_and_grad(&cell, &h0, &xs))).as_secs_f64();
-    let per_step = |secs: f64| format!("{:.1} us per step", secs / STEPS as f64 * 1e6);
+    let jax = common::Jax::start("scan");
+    let samples = common::Rounds::default()
+        .time("forward", 7, || drop(rnn_value(&cell, &h0, &xs)))
+        .jax(jax.as_ref(), "jax_scan_rnn_value", 7)
+        .time("both", 7, || drop(rnn_value_and_grad(&cell, &h0, &xs)))
+        .jax(jax.as_ref(), "jax_scan_rnn_value_and_grad", 7)
+        .run(ROUNDS);
+    let per_step = |name| {
+        let secs = samples.median(name);
+        (secs, format!("{:.1} us per step", secs / STEPS as f64 * 1e6))
+    };
     println!("\nscan summary: {STEPS} steps of tanh(h @ wh + x @ wx + b), batch {BATCH}, {INPUT} -> {HIDDEN}");
-    common::report("rjax jit(scan)", forward, &per_step(forward));
-    common::report("rjax jit(value_and_grad(scan))", both, &per_step(both));
-    common::report_jax("scan", |name, secs| {
-        let ours = if name.contains("grad") { both } else { forward };
-        format!("rjax / JAX = {:.2}", ours / secs)
-    });
+    let (forward, note) = per_step("forward");
+    common::report("rjax jit(scan)", forward, &note);
+    let (both, note) = per_step("both");
+    common::report("rjax jit(value_and_grad(scan))", both, &note);
+    common::report_against_jax(&samples, "jax_scan_rnn_value", "forward");
+    common::report_against_jax(&samples, "jax_scan_rnn_value_and_grad", "both");
 }
 
 criterion_group!(benches, bench);

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::hint::black_box;
+
 use criterion::{criterion_group, Criterion};
 use rjax::prelude::*;
 
@@ -26,30 +28,38 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Rounds of the interleaved summary (see `common::Rounds`).
+const ROUNDS: usize = 9;
+
 fn summary() {
     let x = jnp::ones([5000, 5000]);
     let bytes = x.size() * 4;
-    let rjax = common::median_time(7, || drop(std::hint::black_box(slow_f(&x)))).as_secs_f64();
-    let jit = common::median_time(7, || drop(std::hint::black_box(fast_f(&x)))).as_secs_f64();
-    let bandwidth = common::copy_bandwidth_gbs(bytes);
+    let jax = common::Jax::start("w1");
+    let mut copy = common::CopyRate::new(bytes);
     // A fused kernel reads x once and writes y once: the limit for this workload.
-    let limit = 2.0 * bytes as f64 / (bandwidth * 1e9);
+    let samples = common::Rounds::default()
+        .probe("limit", || 2.0 * bytes as f64 / (copy.gbs() * 1e9))
+        .time("op by op", 7, || drop(black_box(slow_f(&x))))
+        .time("jit", 7, || drop(black_box(fast_f(&x))))
+        .jax(jax.as_ref(), "jax_w1_op_by_op", 7)
+        .jax(jax.as_ref(), "jax_w1_jit", 7)
+        .run(ROUNDS);
+    let limit = samples.median("limit");
     println!("\nW1 summary (5000x5000 f32, {} threads)", rayon::current_num_threads());
-    common::report(
-        "machine limit (read x + write y at copy speed)",
-        limit,
-        &format!("{bandwidth:.1} GB/s copy"),
+    let bandwidth = 2.0 * bytes as f64 / limit / 1e9;
+    let copy_note = format!("{bandwidth:.1} GB/s copy");
+    common::report("machine limit (read x + write y at copy speed)", limit, &copy_note);
+    let to_limit = |name| samples.ratio(name, "limit");
+    let op_by_op = samples.median("op by op");
+    common::report("rjax op by op", op_by_op, &format!("{} x the limit", to_limit("op by op")));
+    let jit_note = format!(
+        "{} x the limit; {} x faster than op by op",
+        to_limit("jit"),
+        samples.ratio("op by op", "jit")
     );
-    common::report("rjax op by op", rjax, &format!("{:.2}x the limit", rjax / limit));
-    common::report(
-        "rjax jit (one fused pass)",
-        jit,
-        &format!("{:.2}x the limit; {:.1}x faster than op by op", jit / limit, rjax / jit),
-    );
-    common::report_jax("w1", |name, secs| {
-        let ours = if name.ends_with("jit") { jit } else { rjax };
-        format!("rjax / JAX = {:.2}", ours / secs)
-    });
+    common::report("rjax jit (one fused pass)", samples.median("jit"), &jit_note);
+    common::report_against_jax(&samples, "jax_w1_op_by_op", "op by op");
+    common::report_against_jax(&samples, "jax_w1_jit", "jit");
 }
 
 criterion_group!(benches, bench);

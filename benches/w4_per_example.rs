@@ -51,31 +51,39 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Rounds of the interleaved summary (see `common::Rounds`).
+const ROUNDS: usize = 7;
+
 fn summary() {
     let (params, x, y) = inputs();
     let (xs, ys) = (rows(&x), rows(&y));
-    drop(per_example_grads(&params, &x, &y));
-    drop(looped(&params, &xs, &ys));
-    let vmapped = common::median_time(7, || drop(per_example_grads(&params, &x, &y))).as_secs_f64();
-    let loop_secs = common::median_time(5, || drop(looped(&params, &xs, &ys))).as_secs_f64();
     let bytes = gradient_bytes();
-    let bandwidth = common::copy_bandwidth_gbs(bytes);
-    let floor = bytes as f64 / (bandwidth * 1e9);
+    let jax = common::Jax::start("w4");
+    let mut copy = common::CopyRate::new(bytes);
+    let samples = common::Rounds::default()
+        .time("vmap", 7, || drop(per_example_grads(&params, &x, &y)))
+        .time("loop", 5, || drop(looped(&params, &xs, &ys)))
+        .probe("floor", || bytes as f64 / (copy.gbs() * 1e9))
+        .jax(jax.as_ref(), "jax_w4_jit_vmap_grad", 5)
+        .run(ROUNDS);
+    let vmapped = samples.median("vmap");
+    let floor = samples.median("floor");
     println!("\nW4 summary: per-example gradients, MLP [784, 512, 512, 10], batch 128");
     common::report(
         "rjax jit(vmap(grad))",
         vmapped,
         &format!(
-            "{:.1}x faster than the loop; writing the {:.0} MB of gradients alone takes {:.1} ms \
-             at {bandwidth:.1} GB/s (ratio {:.2})",
-            loop_secs / vmapped,
+            "{} x faster than the loop; writing the {:.0} MB of gradients alone takes {:.1} ms \
+             at {:.1} GB/s (ratio {})",
+            samples.ratio("loop", "vmap"),
             bytes as f64 / 1e6,
             floor * 1e3,
-            vmapped / floor
+            bytes as f64 / floor / 1e9,
+            samples.ratio("vmap", "floor")
         ),
     );
-    common::report("rjax loop of 128 jit(grad)", loop_secs, "");
-    common::report_jax("w4", |_, secs| format!("rjax / JAX = {:.2}", vmapped / secs));
+    common::report("rjax loop of 128 jit(grad)", samples.median("loop"), "");
+    common::report_against_jax(&samples, "jax_w4_jit_vmap_grad", "vmap");
 }
 
 criterion_group!(benches, bench);

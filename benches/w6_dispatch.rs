@@ -33,10 +33,10 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Seconds per call over many calls (the best of several rounds).
+/// Seconds per call over many calls (the best of three loops).
 fn per_call(mut f: impl FnMut()) -> f64 {
-    let calls = 200_000;
-    (0..5)
+    let calls = 100_000;
+    (0..3)
         .map(|_| {
             let t = Instant::now();
             for _ in 0..calls {
@@ -47,23 +47,32 @@ fn per_call(mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Rounds of the interleaved summary (see `common::Rounds`).
+const ROUNDS: usize = 7;
+
 fn summary() {
     let x = Array::from(3.0f32);
-    let scalar = per_call(|| {
-        black_box(g(black_box(3.0)));
-    });
-    let array = per_call(|| drop(black_box(g_array(black_box(&x)))));
-    let rust = per_call(|| {
-        black_box(plain(black_box(3.0)));
-    });
+    let jax = common::Jax::start("w6");
+    let samples = common::Rounds::default()
+        .probe("scalar", || {
+            per_call(|| {
+                black_box(g(black_box(3.0)));
+            })
+        })
+        .probe("array", || per_call(|| drop(black_box(g_array(black_box(&x))))))
+        .probe("rust", || {
+            per_call(|| {
+                black_box(plain(black_box(3.0)));
+            })
+        })
+        .jax(jax.as_ref(), "jax_w6_jit_scalar_per_call", 3)
+        .run(ROUNDS);
     println!("\nW6 summary: cached jitted x*x + 1.0, per call (target <= 1 us)");
-    let us = |s: f64| format!("{:.3} us", s * 1e6);
-    common::report("rjax jit g(f32) -> f32", scalar, &us(scalar));
-    common::report("rjax jit g(&Array) -> Array", array, &us(array));
-    common::report("plain Rust", rust, &us(rust));
-    common::report_jax("w6", |_, secs| {
-        format!("{} per call; rjax f32 / this = {:.3}", us(secs), scalar / secs)
-    });
+    let us = |name| format!("{} us", samples.per_round(name, name, |s, _| s).show(1e6, 3));
+    common::report("rjax jit g(f32) -> f32", samples.median("scalar"), &us("scalar"));
+    common::report("rjax jit g(&Array) -> Array", samples.median("array"), &us("array"));
+    common::report("plain Rust", samples.median("rust"), &us("rust"));
+    common::report_against_jax(&samples, "jax_w6_jit_scalar_per_call", "scalar");
 }
 
 criterion_group!(benches, bench);

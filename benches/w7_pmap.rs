@@ -45,17 +45,22 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Rounds of the interleaved summary (see `common::Rounds`).
+const ROUNDS: usize = 9;
+
 fn summary() {
     let keys = keys();
-    let secs = common::median_time(7, || drop(w7(&keys))).as_secs_f64();
+    let jax = common::Jax::start("w7");
+    let samples = common::Rounds::default()
+        .time("rjax", 7, || drop(w7(&keys)))
+        .jax(jax.as_ref(), "jax_w7_pmap", 7)
+        .run(ROUNDS);
+    let secs = samples.median("rjax");
     let flops = 8.0 * 2.0 * (ROWS * ROWS * COLS) as f64;
     println!("\nW7 summary: 8 devices, normal({ROWS}x{COLS}) -> x @ x.T -> mean");
-    common::report(
-        "rjax pmap x3",
-        secs,
-        &format!("{:.1} GFLOP/s in the products", flops / secs / 1e9),
-    );
-    common::report_jax("w7", |_, jax| format!("rjax / JAX = {:.2}", secs / jax));
+    let note = format!("{:.1} GFLOP/s in the products", flops / secs / 1e9);
+    common::report("rjax pmap x3", secs, &note);
+    common::report_against_jax(&samples, "jax_w7_pmap", "rjax");
 }
 
 criterion_group!(benches, bench);

@@ -50,24 +50,43 @@ struct Kernel {
 /// The result is a property of the core's FMA units and clock; with more
 /// threads than physical cores it stops scaling.
 pub fn peak_fma_gflops(threads: usize) -> f64 {
-    let threads = threads.max(1);
-    let kernel = select_kernel();
+    FmaPeak::new(threads).gflops(RUNS)
+}
 
-    // Calibrate on one thread: grow the trip count until a run takes >= 20 ms.
-    let mut iters: u64 = 1 << 16;
-    let per_iter = loop {
-        let start = Instant::now();
-        black_box((kernel.run)(black_box(iters)));
-        let elapsed = start.elapsed();
-        if elapsed >= Duration::from_millis(20) {
-            break elapsed.as_secs_f64() / iters as f64;
-        }
-        iters *= 4;
-    };
-    let iters = ((TARGET_RUN.as_secs_f64() / per_iter) as u64).max(1);
+/// The FMA probe calibrated once, to be run again and again (each round of an interleaved
+/// measurement, see `Rounds`).
+pub struct FmaPeak {
+    kernel: Kernel,
+    iters: u64,
+    threads: usize,
+}
 
-    let total_flops = (kernel.flops_per_iter * iters * threads as u64) as f64;
-    (0..RUNS).map(|_| total_flops / timed_run(kernel, iters, threads) / 1e9).fold(0.0, f64::max)
+impl FmaPeak {
+    /// Picks the kernel and calibrates its trip count for `threads` threads (0 counts as 1).
+    pub fn new(threads: usize) -> FmaPeak {
+        let kernel = select_kernel();
+        // Calibrate on one thread: grow the trip count until a run takes >= 20 ms.
+        let mut iters: u64 = 1 << 16;
+        let per_iter = loop {
+            let start = Instant::now();
+            black_box((kernel.run)(black_box(iters)));
+            let elapsed = start.elapsed();
+            if elapsed >= Duration::from_millis(20) {
+                break elapsed.as_secs_f64() / iters as f64;
+            }
+            iters *= 4;
+        };
+        let iters = ((TARGET_RUN.as_secs_f64() / per_iter) as u64).max(1);
+        FmaPeak { kernel, iters, threads: threads.max(1) }
+    }
+
+    /// The best GFLOP/s of `runs` timed runs of about 200 ms each.
+    pub fn gflops(&self, runs: usize) -> f64 {
+        let total_flops = (self.kernel.flops_per_iter * self.iters * self.threads as u64) as f64;
+        (0..runs)
+            .map(|_| total_flops / timed_run(self.kernel, self.iters, self.threads) / 1e9)
+            .fold(0.0, f64::max)
+    }
 }
 
 /// Runs `kernel` for `iters` trips on each of `threads` threads at once and

@@ -1,6 +1,11 @@
-"""JAX side of the rjax benchmarks: prints `name seconds_per_call` lines for a workload.
+"""JAX side of the rjax benchmarks, timed on request so the Rust bench can alternate with it.
 
-    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv|w8_child
+    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv
+
+builds the workload's jitted functions, prints `ready NAME...`, then answers each line
+`NAME RUNS` read from stdin with `NAME SECONDS`: the median seconds per call over RUNS timed
+calls (after one untimed call). `w8_child` instead runs one W3 step and exits (W8 times the
+whole process).
 """
 import os
 import sys
@@ -14,29 +19,47 @@ import jax
 import jax.numpy as jnp
 
 
-def median_time(f, runs=7):
+class PerCall:
+    """A function timed as `calls` back-to-back calls, reported per call (for microseconds)."""
+
+    def __init__(self, f, calls):
+        self.f, self.calls = f, calls
+
+    def __call__(self):
+        for _ in range(self.calls):
+            self.f()
+
+
+def median_time(f, runs):
     f()
     times = []
     for _ in range(runs):
         t = time.perf_counter()
         f()
         times.append(time.perf_counter() - t)
-    return sorted(times)[runs // 2]
+    return sorted(times)[runs // 2] / getattr(f, "calls", 1)
+
+
+def serve(functions):
+    print("ready", *functions, flush=True)
+    for line in sys.stdin:
+        name, runs = line.split()
+        print(name, median_time(functions[name], int(runs)), flush=True)
 
 
 def w1():
     x = jnp.ones((5000, 5000), jnp.float32)
     slow_f = lambda x: x * x + x * 2.0
     fast_f = jax.jit(slow_f)
-    print("jax_w1_op_by_op", median_time(lambda: slow_f(x).block_until_ready()))
-    print("jax_w1_jit", median_time(lambda: fast_f(x).block_until_ready()))
+    return {"jax_w1_op_by_op": lambda: slow_f(x).block_until_ready(),
+            "jax_w1_jit": lambda: fast_f(x).block_until_ready()}
 
 
 def w2():
     a = jnp.ones((2048, 2048), jnp.float32) * 0.5
     b = jnp.ones((2048, 2048), jnp.float32) * 0.25
     mm = jax.jit(jnp.matmul)
-    print("jax_w2_matmul", median_time(lambda: mm(a, b).block_until_ready()))
+    return {"jax_w2_matmul": lambda: mm(a, b).block_until_ready()}
 
 
 def w6():
@@ -44,13 +67,7 @@ def w6():
     g = jax.jit(lambda x: x * x + 1.0)
     x = jnp.float32(3.0)
     g(x).block_until_ready()
-    calls = 20_000
-
-    def loop():
-        for _ in range(calls):
-            g(x).block_until_ready()
-
-    print("jax_w6_jit_scalar_per_call", median_time(loop, runs=5) / calls)
+    return {"jax_w6_jit_scalar_per_call": PerCall(lambda: g(x).block_until_ready(), 20_000)}
 
 
 def mlp():
@@ -75,24 +92,24 @@ def mlp():
 def w3w5():
     params, inputs, targets, loss = mlp()
     step = jax.jit(jax.grad(loss))
-    print("jax_w3_jit_grad_step", median_time(lambda: jax.block_until_ready(step(params, inputs, targets)), runs=51))
     h = jax.jit(jax.hessian(lambda x: jnp.sum(jnp.tanh(x) * x ** 2)))
     v = jnp.linspace(-1.0, 1.0, 256)
-    print("jax_w5_jit_hessian_256", median_time(lambda: h(v).block_until_ready(), runs=51))
+    return {"jax_w3_jit_grad_step": lambda: jax.block_until_ready(step(params, inputs, targets)),
+            "jax_w5_jit_hessian_256": lambda: h(v).block_until_ready()}
 
 
 def w4():
     params, inputs, targets, loss = mlp()
     step = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))
-    print("jax_w4_jit_vmap_grad", median_time(lambda: jax.block_until_ready(step(params, inputs, targets))))
+    return {"jax_w4_jit_vmap_grad": lambda: jax.block_until_ready(step(params, inputs, targets))}
 
 
 def random():
     # jax.random samplers are jitted internally: one fused XLA kernel per call.
     key = jax.random.PRNGKey(0)
     n = 10_000_000
-    print("jax_random_normal_10M", median_time(lambda: jax.random.normal(key, (n,)).block_until_ready()))
-    print("jax_random_uniform_10M", median_time(lambda: jax.random.uniform(key, (n,)).block_until_ready()))
+    return {"jax_random_normal_10M": lambda: jax.random.normal(key, (n,)).block_until_ready(),
+            "jax_random_uniform_10M": lambda: jax.random.uniform(key, (n,)).block_until_ready()}
 
 
 def w7():
@@ -103,7 +120,7 @@ def w7():
     gram = jax.pmap(lambda x: jnp.dot(x, x.T))
     mean = jax.pmap(jnp.mean)
     keys = jax.random.split(jax.random.PRNGKey(0), 8)
-    print("jax_w7_pmap", median_time(lambda: mean(gram(draw(keys))).block_until_ready()))
+    return {"jax_w7_pmap": lambda: mean(gram(draw(keys))).block_until_ready()}
 
 
 W7_SHAPE = (500, 600)
@@ -129,8 +146,8 @@ def scan():
 
     value = jax.jit(loss)
     both = jax.jit(jax.value_and_grad(loss))
-    print("jax_scan_rnn_value", median_time(lambda: value(cell, h0, xs).block_until_ready()))
-    print("jax_scan_rnn_value_and_grad", median_time(lambda: jax.block_until_ready(both(cell, h0, xs))))
+    return {"jax_scan_rnn_value": lambda: value(cell, h0, xs).block_until_ready(),
+            "jax_scan_rnn_value_and_grad": lambda: jax.block_until_ready(both(cell, h0, xs))}
 
 
 def conv():
@@ -142,8 +159,9 @@ def conv():
     f = lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn)
     forward = jax.jit(f)
     both = jax.jit(jax.value_and_grad(lambda x, k: jnp.sum(f(x, k)), argnums=(0, 1)))
-    print("jax_conv_forward", median_time(lambda: forward(x, k).block_until_ready(), runs=21))
-    print("jax_conv_forward_backward", median_time(lambda: jax.block_until_ready(both(x, k)), runs=21))
+    return {"jax_conv_forward": lambda: forward(x, k).block_until_ready(),
+            "jax_conv_forward_backward": lambda: jax.block_until_ready(both(x, k))}
+
 
 def w8_child():
     # W8's child process: one jit(grad) step of the W3 MLP and a number out. The rjax bench
@@ -153,5 +171,8 @@ def w8_child():
     print(float(jnp.sum(grads[0][0])))
 
 
-{"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random, "scan": scan,
- "conv": conv, "w8_child": w8_child}[sys.argv[1]]()
+if sys.argv[1] == "w8_child":
+    w8_child()
+else:
+    serve({"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random,
+           "scan": scan, "conv": conv}[sys.argv[1]]())

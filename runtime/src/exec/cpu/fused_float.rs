@@ -232,11 +232,10 @@ fn strided_offset(shape: &[usize], strides: &[usize], mut flat: usize) -> usize 
 }
 
 /// Groups at least this large read their inputs from memory and write their outputs with
-/// non-temporal stores (smaller ones are likely in cache, and read again soon).
+/// non-temporal stores (smaller ones are likely in cache, and read again soon). Their inputs
+/// are left to the hardware prefetchers: asking for them four sub-tiles ahead in software
+/// made W1 10% slower, and groups of two and three inputs no faster.
 const STREAM_MIN_BYTES: usize = 4 << 20;
-/// A streaming group prefetches its full inputs this many sub-tiles ahead: the hardware
-/// prefetchers lose the stream while a sub-tile is computed in cache.
-const PREFETCH_AHEAD: usize = 4;
 
 /// Computes elements `start..start + len` of every output, a sub-tile at a time.
 ///
@@ -273,9 +272,6 @@ unsafe fn run_tile<T: Real + Scalar>(
         let mut n = sub.min(len - from);
         if let Some(row) = layout.row {
             n = n.min(row - (start + from) % row);
-        }
-        if stream {
-            prefetch(sources, start + from + PREFETCH_AHEAD * sub, n);
         }
         let (values, gathers) = (values.as_mut_ptr(), &mut *gathers);
         // SAFETY: the caller's contract, for the sub-range `start + from..start + from + n`.
@@ -394,17 +390,8 @@ unsafe fn run_sub_tile<T: Real + Scalar>(
     }
 }
 
-/// Asks for the cache lines of elements `start..start + len` of the full inputs.
-fn prefetch<T>(sources: &[Source<T>], start: usize, len: usize) {
-    for source in sources {
-        if let Source::Full(v) = source {
-            let end = (start + len).min(v.len());
-            super::copy::prefetch(v.get(start..end).unwrap_or_default());
-        }
-    }
-}
-
-/// [`apply`] compiled for AVX2 when the CPU has it (the crate's baseline is SSE2).
+/// [`apply`] compiled for AVX-512 or AVX2 and FMA when the CPU has them (the crate's baseline
+/// is SSE2; with FMA, the `mul_add`s of XLA's functions are instructions, not library calls).
 fn apply_widest<T: Real + Scalar>(
     op: SliceOp,
     first: Src<T>,
@@ -417,8 +404,8 @@ fn apply_widest<T: Real + Scalar>(
             // SAFETY: the CPU supports AVX-512F (checked just above).
             return unsafe { apply_avx512(op, first, second, dst) };
         }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
             return unsafe { apply_avx2(op, first, second, dst) };
         }
     }
@@ -437,7 +424,7 @@ unsafe fn apply_avx512<T: Real + Scalar>(
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn apply_avx2<T: Real + Scalar>(
     op: SliceOp,
     first: Src<T>,

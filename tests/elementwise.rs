@@ -345,3 +345,49 @@ fn fallible_reads_return_errors() {
     assert!(e.to_string().contains("item: an array of shape (3,) has 3 elements"), "{e}");
     assert_eq!(Array::from(2.5f64).item::<f64>().unwrap(), 2.5);
 }
+
+// Each function as a fused group's op (multiplying by one leaves every bit, NaN aside).
+#[jit]
+fn fused_exp(x: &Array) -> Array {
+    x.exp() * 1.0
+}
+#[jit]
+fn fused_log(x: &Array) -> Array {
+    x.log() * 1.0
+}
+#[jit]
+fn fused_log1p(x: &Array) -> Array {
+    x.log1p() * 1.0
+}
+#[jit]
+fn fused_tanh(x: &Array) -> Array {
+    x.tanh() * 1.0
+}
+
+/// f32 `exp`, `log`, `log1p` and `tanh` are XLA CPU's own approximations, so they give JAX's
+/// bits, not just its values within a tolerance (`tests/data/transcendental.json`, made by
+/// `tests/data/gen/transcendental.py`): op by op and fused.
+#[test]
+fn f32_exp_log_log1p_tanh_match_jax_bit_for_bit() {
+    let data: Value = serde_json::from_str(include_str!("data/transcendental.json")).unwrap();
+    let bits = |v: &Value| -> Vec<u32> {
+        v.as_array().unwrap().iter().map(|b| b.as_u64().unwrap() as u32).collect()
+    };
+    let fused: [(&str, fn(&Array) -> Array); 4] =
+        [("exp", fused_exp), ("log", fused_log), ("log1p", fused_log1p), ("tanh", fused_tanh)];
+    for (name, fused_fn) in fused {
+        let case = &data[name];
+        let x: Vec<f32> = bits(&case["x"]).into_iter().map(f32::from_bits).collect();
+        let want = bits(&case["out"]);
+        let x = Array::from_shape_vec([x.len()], x);
+        let op_by_op = unary_fn(name)(&x);
+        let fused = fused_fn(&x);
+        for (how, got) in [("op by op", op_by_op), ("fused", fused)] {
+            let got = got.to_vec::<f32>().unwrap();
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let same = g.to_bits() == *w || (g.is_nan() && f32::from_bits(*w).is_nan());
+                assert!(same, "{name} {how} of x[{k}]: {g:e}, JAX {:e}", f32::from_bits(*w));
+            }
+        }
+    }
+}

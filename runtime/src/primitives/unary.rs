@@ -7,7 +7,9 @@ use super::{expect_arity, Aval, Fusion, Primitive, SliceOp};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::map;
-use crate::exec::cpu::xla_math::{erf_f32, erf_inv_f32, erf_inv_f64, tanh_f32};
+use crate::exec::cpu::xla_math::{
+    erf_f32, erf_inv_f32, erf_inv_f64, exp_f32, log1p_f32, log1p_f64, log_f32, tanh_f32,
+};
 use crate::transform::ad::ops::{self, add, div, mul, neg, scalar, scale, select, unary};
 use crate::transform::ad::{LinearArg, Tangent};
 use crate::transform::batch::ops::{one, Batched};
@@ -445,7 +447,7 @@ pub(crate) trait Real:
 }
 
 macro_rules! real {
-    ($t:ident, $tanh:path, $erf:path, $erf_inv:path) => {
+    ($t:ident, $exp:path, $ln:path, $ln_1p:path, $tanh:path, $erf:path, $erf_inv:path) => {
         impl Real for $t {
             #[inline(always)]
             fn one() -> Self {
@@ -468,7 +470,7 @@ macro_rules! real {
             }
             #[inline(always)]
             fn exp(self) -> Self {
-                $t::exp(self)
+                $exp(self)
             }
             #[inline(always)]
             fn exp2(self) -> Self {
@@ -476,11 +478,11 @@ macro_rules! real {
             }
             #[inline(always)]
             fn ln(self) -> Self {
-                $t::ln(self)
+                $ln(self)
             }
             #[inline(always)]
             fn ln_1p(self) -> Self {
-                $t::ln_1p(self)
+                $ln_1p(self)
             }
             #[inline(always)]
             fn exp_m1(self) -> Self {
@@ -588,8 +590,8 @@ macro_rules! real {
     };
 }
 
-real!(f32, tanh_f32, erf_f32, erf_inv_f32);
-real!(f64, f64::tanh, libm::erf, erf_inv_f64);
+real!(f32, exp_f32, log_f32, log1p_f32, tanh_f32, erf_f32, erf_inv_f32);
+real!(f64, f64::exp, f64::ln, log1p_f64, f64::tanh, libm::erf, erf_inv_f64);
 
 /// The integer operations unary primitives need.
 pub(crate) trait Int: Element {

@@ -129,8 +129,9 @@ pub fn zip3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, D: Element>(
 
 /// Runs kernel loops with the widest vector instructions the CPU has, chosen at run time:
 /// the crate is built for baseline x86-64 (SSE2), as users' builds are, and the loops inlined
-/// here are compiled again with AVX2. Neither contracts `a * b + c` into an FMA, so both give
-/// the same bits.
+/// here are compiled again with AVX2 and FMA. Neither contracts `a * b + c` into an FMA, so
+/// both give the same bits; FMA makes the explicit `mul_add`s of XLA's functions (`exp`,
+/// `erf`) instructions rather than library calls.
 pub(crate) mod wide {
     use std::mem::MaybeUninit;
 
@@ -141,15 +142,15 @@ pub(crate) mod wide {
         out: &mut [MaybeUninit<D>],
     ) {
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
             return unsafe { fill_avx2(f, start, out) };
         }
         f(start, out)
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     unsafe fn fill_avx2<D>(
         f: &impl Fn(usize, &mut [MaybeUninit<D>]),
         start: usize,

@@ -1,10 +1,12 @@
-//! XLA CPU's own f32 `log`, `log1p`, `erf` and `erf_inv`, and f64 `log1p` and `erf_inv`,
+//! XLA CPU's own f32 `exp`, `log`, `log1p`, `erf` and `erf_inv`, and f64 `log1p` and `erf_inv`,
 //! reproduced operation for operation (fused multiply-adds included, where XLA's LLVM fuses
-//! them), so that samplers built on them give JAX's numbers bit for bit rather than within an
-//! ulp. (XLA's f64 `log` is the C library's, which `f64::ln` calls.)
+//! them), so that the primitives and samplers built on them give JAX's numbers bit for bit
+//! rather than within an ulp, and vectorize. (XLA's f64 `exp` and `log` are the C library's,
+//! which `f64::exp` and `f64::ln` call.)
 //!
-//! Checked against `jnp.log`, `jnp.log1p`, `lax.erf_inv` and `random.normal` of JAX 0.10.2 on
-//! up to a million inputs each with no differing bit. These are slower than the C library's
+//! Checked against `jnp.exp` (5.5M inputs, the overflow and underflow edges, infinities and
+//! NaN among them), `jnp.tanh` (2M), `jnp.log`, `jnp.log1p`, `lax.erf_inv` and `random.normal` of JAX 0.10.2
+//! on up to a million inputs each with no differing bit. These are slower than the C library's
 //! functions only where no FMA unit exists (then `mul_add` is a library call); the random
 //! kernels compile them with FMA.
 
@@ -12,8 +14,9 @@
 #![allow(clippy::excessive_precision)]
 
 /// `tanh(x)`: XLA's rational approximation for f32 (odd degree-13 numerator over even
-/// degree-6 denominator on the input clamped to [-9, 9]; `x` itself below 0.0004). It is what
-/// `jnp.tanh` computes on CPU, and, unlike the C library's, it vectorizes.
+/// degree-6 denominator, evaluated with fused multiply-adds, on the input clamped to where it
+/// reaches exactly +-1; `x` itself below 0.0004, +-1 from 20 on). It is what `jnp.tanh`
+/// computes on CPU, and, unlike the C library's, it vectorizes.
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
     const NUMERATOR: [f32; 7] = [
@@ -27,18 +30,58 @@ pub fn tanh_f32(x: f32) -> f32 {
     ];
     const DENOMINATOR: [f32; 4] =
         [1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03];
-    let clamped = x.clamp(-9.0, 9.0);
+    const CLAMP: f32 = 7.99881172180175781;
+    let clamped = x.clamp(-CLAMP, CLAMP);
     let x2 = clamped * clamped;
-    let p = NUMERATOR[1..].iter().fold(NUMERATOR[0], |acc, &c| acc * x2 + c);
-    let q = DENOMINATOR[1..].iter().fold(DENOMINATOR[0], |acc, &c| acc * x2 + c);
+    let p = NUMERATOR[1..].iter().fold(NUMERATOR[0], |acc, &c| x2.mul_add(acc, c));
+    let q = DENOMINATOR[1..].iter().fold(DENOMINATOR[0], |acc, &c| x2.mul_add(acc, c));
     if x.abs() < 0.0004 {
         x
+    } else if x.abs() >= 20.0 {
+        1.0f32.copysign(x)
     } else {
         clamped * p / q
     }
 }
 
-/// `ln(x)`: XLA's vectorized Cephes logarithm (it does not call the C library).
+/// `exp(x)`: XLA CPU's vectorized Cephes exponential, the one `jnp.exp` runs, bit for bit
+/// (results below the smallest normal float are 0, as under XLA's flush-to-zero). Unlike the
+/// C library's, it vectorizes: 4x faster on a stream of 25M values.
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    const P: [f32; 6] = [
+        1.9875691500E-4,
+        1.3981999507E-3,
+        8.3334519073E-3,
+        4.1665795894E-2,
+        1.6666665459E-1,
+        5.0000001201E-1,
+    ];
+    // ln 2 as a short high part (n * C1 is exact) and the rest.
+    const C1: f32 = 0.693359375;
+    const C2: f32 = -2.12194440e-4;
+    // exp(x) = 2^n * exp(r) with n = round(x / ln 2) and |r| <= ln 2 / 2; the clamps keep
+    // 2^n a normal float (n = -127 gives 0) and let large inputs overflow to infinity.
+    let x = x.clamp(-87.8, 88.8);
+    let n = x.mul_add(std::f32::consts::LOG2_E, 0.5).floor().clamp(-127.0, 127.0);
+    let r = (-C1).mul_add(n, x);
+    let r = (-C2).mul_add(n, r);
+    let p = P[1..].iter().fold(P[0], |acc, &c| acc.mul_add(r, c));
+    let e_r = 1.0 + p.mul_add(r * r, r);
+    // 2^n from the biased exponent n + 127 in [0, 254], read from the low mantissa bits of
+    // n + 127 + 2^23 (an `as i32` conversion would not vectorize). A NaN `n` gives some
+    // power, which the NaN in `e_r` overrides.
+    let two_to_n = f32::from_bits((n + (127.0 + 8_388_608.0)).to_bits() << 23);
+    let y = e_r * two_to_n;
+    if y < f32::MIN_POSITIVE {
+        0.0
+    } else {
+        y
+    }
+}
+
+/// `ln(x)`: XLA's vectorized Cephes logarithm (it does not call the C library), what
+/// `jnp.log` runs on f32.
 #[inline(always)]
 pub fn log_f32(x: f32) -> f32 {
     const P: [f32; 9] = [
@@ -74,7 +117,8 @@ pub fn log_f32(x: f32) -> f32 {
     let y = y.mul_add(t3, y2);
     let y = y.mul_add(t3, Q1 * e);
     let r = ((t - 0.5 * t2) + y) + Q2 * e;
-    if x == 0.0 {
+    // Subnormal inputs count as zero, as under XLA's denormals-are-zero mode.
+    if x.abs() < f32::MIN_POSITIVE {
         f32::NEG_INFINITY
     } else if x == f32::INFINITY {
         x
@@ -92,7 +136,10 @@ pub fn log1p_f32(x: f32) -> f32 {
     let ratio = horner(x, &LOG1P_NUMERATOR) / horner(x, &LOG1P_DENOMINATOR);
     let for_small = x + (-0.5 * x2 + (x * x2) * ratio);
     let for_large = log_f32(x + 1.0);
-    if x.abs() < 0.41421356237309504880 {
+    if x.abs() < f32::MIN_POSITIVE {
+        // A subnormal input counts as a zero of its sign (XLA's denormals-are-zero mode).
+        x * 0.0
+    } else if x.abs() < 0.41421356237309504880 {
         for_small
     } else {
         for_large
@@ -311,12 +358,33 @@ mod tests {
     }
 
     #[test]
+    fn exp_is_within_a_few_ulps_and_flushes_subnormals() {
+        let mut worst = 0.0f64;
+        for i in -870_000..=887_000 {
+            let x = i as f32 * 1e-4;
+            let (got, want) = (exp_f32(x) as f64, (x as f64).exp());
+            if want >= f32::MIN_POSITIVE as f64 {
+                worst = worst.max((got - want).abs() / want / f64::from(f32::EPSILON));
+            } else {
+                assert_eq!(got, 0.0, "exp({x}) is below the normal range");
+            }
+        }
+        assert!(worst < 4.0, "worst relative error {worst} eps");
+        assert_eq!(exp_f32(0.0), 1.0);
+        assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_f32(88.8), f32::INFINITY);
+        assert!(exp_f32(88.7).is_finite() && exp_f32(f32::NAN).is_nan());
+    }
+
+    #[test]
     fn special_values() {
         assert_eq!(log_f32(0.0), f32::NEG_INFINITY);
+        assert_eq!(log_f32(1e-40), f32::NEG_INFINITY);
         assert_eq!(log_f32(1.0), 0.0);
         assert_eq!(log_f32(f32::INFINITY), f32::INFINITY);
         assert!(log_f32(-1.0).is_nan() && log_f32(f32::NAN).is_nan());
         assert_eq!(log1p_f32(0.0), 0.0);
+        assert_eq!(log1p_f32(-1e-40).to_bits(), (-0.0f32).to_bits());
         assert_eq!(log1p_f32(-1.0), f32::NEG_INFINITY);
         assert_eq!(erf_inv_f32(1.0), f32::INFINITY);
         assert_eq!(erf_inv_f32(-1.0), f32::NEG_INFINITY);

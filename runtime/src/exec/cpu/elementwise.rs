@@ -131,7 +131,7 @@ pub fn zip3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, D: Element>(
 /// the crate is built for baseline x86-64 (SSE2), as users' builds are, and the loops inlined
 /// here are compiled again with AVX2 and FMA. Neither contracts `a * b + c` into an FMA, so
 /// both give the same bits; FMA makes the explicit `mul_add`s of XLA's functions (`exp`,
-/// `erf`) instructions rather than library calls.
+/// `tanh`, `erf`) instructions rather than library calls.
 pub(crate) mod wide {
     use std::mem::MaybeUninit;
 

@@ -1,14 +1,14 @@
-//! XLA CPU's own f32 `exp`, `log`, `log1p`, `erf` and `erf_inv`, and f64 `log1p` and `erf_inv`,
-//! reproduced operation for operation (fused multiply-adds included, where XLA's LLVM fuses
-//! them), so that the primitives and samplers built on them give JAX's numbers bit for bit
-//! rather than within an ulp, and vectorize. (XLA's f64 `exp` and `log` are the C library's,
-//! which `f64::exp` and `f64::ln` call.)
+//! XLA CPU's own f32 `exp`, `log`, `log1p`, `tanh`, `erf` and `erf_inv`, and f64 `log1p` and
+//! `erf_inv`, reproduced operation for operation (fused multiply-adds included, where XLA's
+//! LLVM fuses them), so that the primitives and samplers built on them give JAX's numbers bit
+//! for bit rather than within an ulp, and vectorize. (XLA's f64 `exp` and `log` are the C
+//! library's, which `f64::exp` and `f64::ln` call.)
 //!
 //! Checked against `jnp.exp` (5.5M inputs, the overflow and underflow edges, infinities and
-//! NaN among them), `jnp.tanh` (2M), `jnp.log`, `jnp.log1p`, `lax.erf_inv` and `random.normal` of JAX 0.10.2
-//! on up to a million inputs each with no differing bit. These are slower than the C library's
-//! functions only where no FMA unit exists (then `mul_add` is a library call); the random
-//! kernels compile them with FMA.
+//! NaN among them), `jnp.tanh` (2M), `jnp.log`, `jnp.log1p`, `lax.erf_inv` and `random.normal`
+//! of JAX 0.10.2 on up to a million inputs each with no differing bit. These are slower than
+//! the C library's functions only where no FMA unit exists (then `mul_add` is a library call);
+//! the kernels compile them with FMA.
 
 // The constants are written as XLA writes them (decimal literals rounded to f32 by the compiler).
 #![allow(clippy::excessive_precision)]

@@ -68,7 +68,7 @@ fn summary() {
         .jax(jax.as_ref(), "jax_w6_jit_scalar_per_call", 3)
         .run(ROUNDS);
     println!("\nW6 summary: cached jitted x*x + 1.0, per call (target <= 1 us)");
-    let us = |name| format!("{} us", samples.per_round(name, name, |s, _| s).show(1e6, 3));
+    let us = |name| format!("{} us", samples.spread(name).show(1e6, 3));
     common::report("rjax jit g(f32) -> f32", samples.median("scalar"), &us("scalar"));
     common::report("rjax jit g(&Array) -> Array", samples.median("array"), &us("array"));
     common::report("plain Rust", samples.median("rust"), &us("rust"));

@@ -198,9 +198,14 @@ impl Samples {
         &self.values[index.unwrap_or_else(|| panic!("{name} was not measured"))]
     }
 
+    /// The values of `name` over the rounds.
+    pub fn spread(&self, name: &str) -> Spread {
+        Spread::of(self.values(name).to_vec())
+    }
+
     /// The median over the rounds of `name`.
     pub fn median(&self, name: &str) -> f64 {
-        Spread::of(self.values(name).to_vec()).median
+        self.spread(name).median
     }
 
     /// `f(a, b)` of the two quantities' values in each round, spread over the rounds.

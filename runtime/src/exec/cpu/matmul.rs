@@ -10,6 +10,7 @@
 //! |-----------------------------|----------------------------------------------------------|
 //! | `f32`, `f64`, [`half::f16`] | the `gemm` crate (SIMD kernel picked at run time)        |
 //! | `f32`, small, one thread    | an unpacked AVX-512 kernel (`small_matmul`), else gemm    |
+//! | `f32`, large, deep and wide | an AVX-512 kernel packing only the right operand (`packed_matmul`) |
 //! | [`half::bf16`]              | widened to `f32`, `f32` gemm, rounded back once          |
 //! | `i8`..`i64`, `u8`..`u64`    | cache-blocked loop, wrapping (two's-complement) arithmetic |
 //! | `bool`                      | the same loop as OR of ANDs (numpy semantics)            |
@@ -19,8 +20,8 @@
 //! All parallelism runs on rayon's current thread pool.
 //!
 //! * A product with at least [`PARALLEL_MIN_MACS`] multiply-adds (`m * k * n`)
-//!   is split over all pool threads (gemm's `Parallelism::Rayon`, or row
-//!   blocks for the integer loop); smaller products run on the calling thread,
+//!   is split over all pool threads (gemm's `Parallelism::Rayon`, column
+//!   parts in `packed_matmul`, or row blocks for the integer loop); smaller products run on the calling thread,
 //!   because below that size the fork/join cost outweighs the gain.
 //! * A batch of products is parallelised over the batch instead (each product
 //!   single-threaded) when the whole batch reaches [`PARALLEL_MIN_MACS`] and
@@ -418,6 +419,18 @@ pub(crate) trait GemmFloat:
     ) -> bool {
         false
     }
+
+    /// Runs a large product on `threads` threads on a kernel of its own if this type has one
+    /// that suits it (see [`super::packed_matmul`]); returns whether it did.
+    fn packed_product(
+        _dst: &mut MatMut<'_, Self>,
+        _lhs: MatRef<'_, Self>,
+        _rhs: MatRef<'_, Self>,
+        _d: Dims,
+        _threads: usize,
+    ) -> bool {
+        false
+    }
 }
 
 impl GemmFloat for f32 {
@@ -432,6 +445,22 @@ impl GemmFloat for f32 {
         d: Dims,
     ) -> bool {
         super::small_matmul::product(dst, lhs, rhs, d)
+    }
+
+    fn packed_product(
+        dst: &mut MatMut<'_, f32>,
+        lhs: MatRef<'_, f32>,
+        rhs: MatRef<'_, f32>,
+        d: Dims,
+        threads: usize,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return super::packed_matmul::product(dst, lhs, rhs, d, threads);
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (dst, lhs, rhs, d, threads);
+            false
+        }
     }
 }
 
@@ -568,7 +597,15 @@ pub(crate) fn gemm_strided<T: GemmFloat>(
     assert!(dst.data.len() >= extent(m, n, dst.row_stride, dst.col_stride));
     assert!(lhs.data.len() >= extent(m, k, lhs.row_stride, lhs.col_stride));
     assert!(rhs.data.len() >= extent(k, n, rhs.row_stride, rhs.col_stride));
-    if matches!(parallelism, gemm::Parallelism::None) && T::small_product(&mut dst, lhs, rhs, d) {
+    let threads = match parallelism {
+        gemm::Parallelism::None => 1,
+        gemm::Parallelism::Rayon(0) => rayon::current_num_threads(),
+        gemm::Parallelism::Rayon(threads) => threads,
+    };
+    if threads == 1 && T::small_product(&mut dst, lhs, rhs, d) {
+        return;
+    }
+    if T::packed_product(&mut dst, lhs, rhs, d, threads) {
         return;
     }
     let stride = |s: usize| isize::try_from(s).expect("gemm: a matrix stride overflows isize");

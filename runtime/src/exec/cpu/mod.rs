@@ -7,6 +7,8 @@ pub mod elementwise;
 pub mod fused;
 pub mod fused_float;
 pub mod matmul;
+#[cfg(target_arch = "x86_64")]
+mod packed_matmul;
 pub mod pool;
 pub mod reduce;
 pub mod samplers;

@@ -409,20 +409,10 @@ pub(crate) trait GemmFloat:
     /// its partial results added in this type (costs one rounding per split).
     const SPLIT_K: bool;
 
-    /// Runs a single-threaded product on a kernel of its own if this type has one that
-    /// suits it (see [`super::small_matmul`]); returns whether it did.
-    fn small_product(
-        _dst: &mut MatMut<'_, Self>,
-        _lhs: MatRef<'_, Self>,
-        _rhs: MatRef<'_, Self>,
-        _d: Dims,
-    ) -> bool {
-        false
-    }
-
-    /// Runs a large product on `threads` threads on a kernel of its own if this type has one
-    /// that suits it (see [`super::packed_matmul`]); returns whether it did.
-    fn packed_product(
+    /// Runs the product on a kernel of this type's own if it has one that suits it: the small
+    /// single-threaded one ([`super::small_matmul`]) or the large packed one
+    /// ([`super::packed_matmul`]); returns whether it did (if not, gemm runs it).
+    fn own_product(
         _dst: &mut MatMut<'_, Self>,
         _lhs: MatRef<'_, Self>,
         _rhs: MatRef<'_, Self>,
@@ -438,29 +428,21 @@ impl GemmFloat for f32 {
     const ONE: Self = 1.0;
     const SPLIT_K: bool = true;
 
-    fn small_product(
-        dst: &mut MatMut<'_, f32>,
-        lhs: MatRef<'_, f32>,
-        rhs: MatRef<'_, f32>,
-        d: Dims,
-    ) -> bool {
-        super::small_matmul::product(dst, lhs, rhs, d)
-    }
-
-    fn packed_product(
+    fn own_product(
         dst: &mut MatMut<'_, f32>,
         lhs: MatRef<'_, f32>,
         rhs: MatRef<'_, f32>,
         d: Dims,
         threads: usize,
     ) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        return super::packed_matmul::product(dst, lhs, rhs, d, threads);
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (dst, lhs, rhs, d, threads);
-            false
+        if threads == 1 && super::small_matmul::product(dst, lhs, rhs, d) {
+            return true;
         }
+        #[cfg(target_arch = "x86_64")]
+        if super::packed_matmul::product(dst, lhs, rhs, d, threads) {
+            return true;
+        }
+        false
     }
 }
 
@@ -602,10 +584,7 @@ pub(crate) fn gemm_strided<T: GemmFloat>(
         gemm::Parallelism::Rayon(0) => rayon::current_num_threads(),
         gemm::Parallelism::Rayon(threads) => threads,
     };
-    if threads == 1 && T::small_product(&mut dst, lhs, rhs, d) {
-        return;
-    }
-    if T::packed_product(&mut dst, lhs, rhs, d, threads) {
+    if T::own_product(&mut dst, lhs, rhs, d, threads) {
         return;
     }
     let stride = |s: usize| isize::try_from(s).expect("gemm: a matrix stride overflows isize");

@@ -214,12 +214,17 @@ fn gen_step() -> impl Strategy<Value = Gen> {
 }
 
 /// Shapes that broadcast together, with the full one large enough for several tiles.
-const FULL: [usize; 2] = [150, 130];
-const SHAPES: [&[usize]; 5] = [&FULL, &[130], &[150, 1], &[1, 130], &[]];
+/// The inputs' shapes: the full shape first, then shapes that broadcast to it.
+type Shapes = [&'static [usize]; 5];
+/// Groups of many tiles and sub-tiles.
+const SHAPES: Shapes = [&[150, 130], &[130], &[150, 1], &[1, 130], &[]];
+/// Groups small enough to run on the stack, in one pass without tiles.
+const SMALL_SHAPES: Shapes = [&[3, 4], &[4], &[3, 1], &[1, 4], &[]];
 
-/// Applies a generated program to `inputs` (one per shape of [`SHAPES`]), keeping values of
+/// Applies a generated program to `inputs` (one per shape of `shapes`), keeping values of
 /// the full shape or broadcastable to it.
-fn apply(steps: &[Gen], inputs: &[Array], dtype: DType) -> Vec<Array> {
+fn apply(steps: &[Gen], inputs: &[Array], dtype: DType, shapes: Shapes) -> Vec<Array> {
+    let full = shapes[0];
     let float = dtype.is_float();
     let mut values: Vec<Array> = inputs.to_vec();
     let mut outs = Vec::new();
@@ -255,7 +260,7 @@ fn apply(steps: &[Gen], inputs: &[Array], dtype: DType) -> Vec<Array> {
                 let (c, x, y) = (pick(&values, *p), pick(&values, *a), pick(&values, *b));
                 jnp::where_(c.lt(&x), &x, &y)
             }
-            Gen::Broadcast(a) => jnp::broadcast_to(&pick(&values, *a), FULL),
+            Gen::Broadcast(a) => jnp::broadcast_to(&pick(&values, *a), full),
             Gen::Reshape(a, both) => {
                 let x = pick(&values, *a);
                 let unit: Vec<usize> = [1].iter().chain(x.shape()).copied().collect();
@@ -266,7 +271,7 @@ fn apply(steps: &[Gen], inputs: &[Array], dtype: DType) -> Vec<Array> {
                 y
             }
             Gen::Reduce(op, a) => {
-                let x = jnp::broadcast_to(&pick(&values, *a), FULL) + 0.0;
+                let x = jnp::broadcast_to(&pick(&values, *a), full) + 0.0;
                 let r = match op {
                     0 => jnp::sum(&x),
                     1 => jnp::sum_axes(&x, 0, false),
@@ -296,8 +301,8 @@ fn apply(steps: &[Gen], inputs: &[Array], dtype: DType) -> Vec<Array> {
     outs
 }
 
-fn inputs_of(dtype: DType, seed: u32) -> Vec<Array> {
-    SHAPES
+fn inputs_of(dtype: DType, seed: u32, shapes: Shapes) -> Vec<Array> {
+    shapes
         .iter()
         .enumerate()
         .map(|(i, s)| {
@@ -320,20 +325,44 @@ proptest! {
         family in 0usize..6,
         seed in 0u32..1000,
     ) {
-        let dtype = [DType::F32, DType::F64, DType::I32, DType::F16, DType::BF16, DType::I64][family];
-        let inputs = inputs_of(dtype, seed);
-        let (fused, unfused, plan) = both(&inputs, |a| apply(&steps, a, dtype));
-        prop_assert_eq!(fused.len(), unfused.len());
-        for (i, (f, u)) in fused.iter().zip(&unfused).enumerate() {
-            // Fused reductions add partial sums in tile order. An f32 sum of ~20 000 terms of
-            // size ~3 then moves by about sqrt(20 000) * 6e-8 * 3 = 3e-5, which is more than the
-            // last bits when the terms cancel to a sum near 1. Halves never fuse reductions;
-            // integer sums are exact. (Elementwise outputs agree bit for bit at any rtol: a
-            // wrong element is off by far more.)
-            let rtol = match u.dtype() { DType::F32 => 2e-4, DType::F64 => 1e-12, _ => 0.0 };
-            if let Err(e) = agree(f, u, rtol) {
-                prop_assert!(false, "output {} of {:?}: {}\n{:?}", i, steps, e, plan.fused_groups());
-            }
+        agree_fused_and_unfused(&steps, family, seed, SHAPES)?;
+    }
+
+    #[test]
+    fn small_generated_programs_agree_fused_and_unfused(
+        steps in proptest::collection::vec(gen_step(), 1..14),
+        family in 0usize..6,
+        seed in 0u32..1000,
+    ) {
+        agree_fused_and_unfused(&steps, family, seed, SMALL_SHAPES)?;
+    }
+}
+
+/// Runs the generated program on inputs of `shapes` in `family`'s dtype, fused and unfused.
+fn agree_fused_and_unfused(
+    steps: &[Gen],
+    family: usize,
+    seed: u32,
+    shapes: Shapes,
+) -> Result<(), TestCaseError> {
+    let dtype = [DType::F32, DType::F64, DType::I32, DType::F16, DType::BF16, DType::I64][family];
+    let inputs = inputs_of(dtype, seed, shapes);
+    let (fused, unfused, plan) = both(&inputs, |a| apply(steps, a, dtype, shapes));
+    prop_assert_eq!(fused.len(), unfused.len());
+    for (i, (f, u)) in fused.iter().zip(&unfused).enumerate() {
+        // Fused reductions add partial sums in tile order. An f32 sum of ~20 000 terms of
+        // size ~3 then moves by about sqrt(20 000) * 6e-8 * 3 = 3e-5, which is more than the
+        // last bits when the terms cancel to a sum near 1. Halves never fuse reductions;
+        // integer sums are exact. (Elementwise outputs agree bit for bit at any rtol: a
+        // wrong element is off by far more.)
+        let rtol = match u.dtype() {
+            DType::F32 => 2e-4,
+            DType::F64 => 1e-12,
+            _ => 0.0,
+        };
+        if let Err(e) = agree(f, u, rtol) {
+            prop_assert!(false, "output {} of {:?}: {}\n{:?}", i, steps, e, plan.fused_groups());
         }
     }
+    Ok(())
 }

@@ -41,8 +41,8 @@ unsafe impl<T> Sync for Sink<T> {}
 
 /// Runs `group` (whose [`FusedGroup::slice_dtype`] is `T`) on its inputs.
 pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec<Array> {
-    fn typed<T: Element>(a: &Array) -> &[T] {
-        a.as_slice::<T>().expect("the group's inputs are all T")
+    if let Some(outputs) = run_small::<T>(group, inputs) {
+        return outputs;
     }
     let n = group.len();
     let (reads, layout) = plan_reads::<T>(group);
@@ -79,6 +79,66 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
     } else {
         (0..tiles).into_par_iter().for_each(tile);
     }
+    wrap_outputs(group, outputs)
+}
+
+/// The group's input `a`, of the group's dtype `T`.
+fn typed<T: Element>(a: &Array) -> &[T] {
+    a.as_slice::<T>().expect("the group's inputs are all T")
+}
+
+/// Groups of at most this many elements, with at most [`SMALL_SLOTS`] tile buffers and no
+/// broadcast inputs, run in [`run_small`].
+const SMALL_LEN: usize = 16;
+const SMALL_SLOTS: usize = 16;
+
+/// Runs a small group (see [`SMALL_LEN`]) on the calling thread, its values in buffers on the
+/// stack, and returns its outputs; returns `None` for other groups. On a jitted scalar
+/// function the tile machinery of [`run`] (read plans, scratch buffers from the pool, the
+/// parallel loop) costs more than the ops themselves. Each op runs the same loop as in a
+/// tile, so the results are the same bits.
+fn run_small<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Option<Vec<Array>> {
+    let n = group.len();
+    let broadcast = group.inputs.iter().any(|(_, load)| matches!(load, Load::Strided(_)));
+    if n > SMALL_LEN || group.arena_slots > SMALL_SLOTS || broadcast {
+        return None;
+    }
+    let input = |k: usize| match group.inputs[k].1 {
+        Load::Scalar => Src::Scalar(typed::<T>(&inputs[k])[0]),
+        _ => Src::Slice(&typed::<T>(&inputs[k])[..n]),
+    };
+    let mut outputs: Vec<Vec<T>> = group.outputs.iter().map(|_| vec![T::from_i64(0); n]).collect();
+    let mut slots = [[T::from_i64(0); SMALL_LEN]; SMALL_SLOTS];
+    for op in &group.ops {
+        let mut value = [T::from_i64(0); SMALL_LEN];
+        {
+            let operand = |v: Value| match v {
+                Value::Input(k) => input(k),
+                Value::Op(j) => Src::Slice(&slots[group.ops[j].slot][..n]),
+            };
+            let first = operand(op.inputs[0]);
+            let second = op.inputs.get(1).map(|&v| operand(v));
+            let op = op.slice.expect("slice groups have slice ops");
+            apply_widest(op, first, second, &mut value[..n]);
+        }
+        if let Some(o) = op.output {
+            outputs[o].copy_from_slice(&value[..n]);
+        }
+        slots[op.slot] = value;
+    }
+    for (o, (value, _, _)) in group.outputs.iter().enumerate() {
+        if let Value::Input(k) = *value {
+            match input(k) {
+                Src::Slice(s) => outputs[o].copy_from_slice(s),
+                Src::Scalar(x) => outputs[o].fill(x),
+            }
+        }
+    }
+    Some(wrap_outputs(group, outputs))
+}
+
+/// The group's outputs as arrays.
+fn wrap_outputs<T: Real + Scalar>(group: &FusedGroup, outputs: Vec<Vec<T>>) -> Vec<Array> {
     outputs
         .into_iter()
         .zip(&group.outputs)

@@ -178,6 +178,16 @@ pub enum Src<'a, T> {
     Scalar(T),
 }
 
+impl<T: Copy> Src<'_, T> {
+    /// Writes the operand's values into `dst`: the slice's, or the scalar into every element.
+    pub fn write_to(self, dst: &mut [T]) {
+        match self {
+            Src::Slice(s) => dst.copy_from_slice(s),
+            Src::Scalar(x) => dst.fill(x),
+        }
+    }
+}
+
 /// What the fusion pass may do with a primitive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fusion<'a> {

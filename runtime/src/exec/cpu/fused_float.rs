@@ -128,10 +128,7 @@ fn run_small<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Option<V
     }
     for (o, (value, _, _)) in group.outputs.iter().enumerate() {
         if let Value::Input(k) = *value {
-            match input(k) {
-                Src::Slice(s) => outputs[o].copy_from_slice(s),
-                Src::Scalar(x) => outputs[o].fill(x),
-            }
+            input(k).write_to(&mut outputs[o]);
         }
     }
     Some(wrap_outputs(group, outputs))
@@ -442,10 +439,7 @@ unsafe fn run_sub_tile<T: Real + Scalar>(
         if let Value::Input(k) = *value {
             // SAFETY: as for the op outputs above.
             let dst = unsafe { slice::from_raw_parts_mut(sinks[o].0.add(start), len) };
-            match input(k) {
-                Src::Slice(s) => dst.copy_from_slice(s),
-                Src::Scalar(x) => dst.fill(x),
-            }
+            input(k).write_to(dst);
         }
     }
 }

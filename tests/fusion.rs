@@ -89,6 +89,27 @@ fn every_way_of_reading_a_broadcast_gives_the_unfused_bits() {
 }
 
 #[test]
+fn streamed_groups_give_the_unfused_bits_when_run_in_chunks() {
+    // Groups over more than 4 MiB stream their outputs to memory a chunk at a time. These
+    // lengths end inside a chunk and inside a tile; the chain reuses tile buffers, one output
+    // is an op's value read again later and one is an input.
+    for (dtype, side) in [(DType::F32, 1031), (DType::F64, 733)] {
+        let x = random(&[side, side], 30).astype(dtype);
+        let s = random(&[], 31).astype(dtype);
+        let (fused, unfused, plan) = both(&[x, s], |a| {
+            let t = a[0].tanh();
+            let u = &t * &a[1] + 1.0;
+            let v = (&u * &u - &t).exp();
+            vec![&v / &(jnp::abs(&u) + 1.0), u, jnp::broadcast_to(&a[1], [side, side])]
+        });
+        assert_eq!(plan.fused_groups().len(), 1, "{dtype}: {:?}", plan.fused_groups());
+        for (f, u) in fused.iter().zip(&unfused) {
+            agree(f, u, 0.0).unwrap_or_else(|e| panic!("{dtype}: {e}"));
+        }
+    }
+}
+
+#[test]
 fn long_chains_reading_early_values_late_keep_them_intact() {
     // Dead tile values give their buffers to later ops; live ones must not be overwritten.
     let x = random(&[300, 257], 13);

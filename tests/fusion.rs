@@ -110,6 +110,57 @@ fn streamed_groups_give_the_unfused_bits_when_run_in_chunks() {
 }
 
 #[test]
+fn matrix_transposes_of_group_values_are_written_by_the_group() {
+    for (dtype, rows, cols) in [(DType::F32, 300, 257), (DType::F64, 37, 300), (DType::I32, 70, 90)]
+    {
+        let (x, y) = (random(&[rows, cols], 14).astype(dtype), random(&[cols], 15).astype(dtype));
+        let (fused, unfused, plan) = both(&[x, y], |a| {
+            let b = jnp::broadcast_to(&a[1], [rows, cols]);
+            let t = &(&a[0] * &b) + 1.0;
+            let u = -&t;
+            // `t` leaves both in order and transposed; `b` (an input) only transposed.
+            vec![t.transpose(None), u.transpose(None), t, b.transpose(None)]
+        });
+        // (Adding 1.0 to integers converts them first: one equation more.)
+        let equations = if dtype.is_float() { 7 } else { 8 };
+        assert_eq!(plan.fused_groups(), vec![equations], "{dtype}");
+        for (f, u) in fused.iter().zip(&unfused) {
+            agree(f, u, 0.0).unwrap_or_else(|e| panic!("{dtype} {rows}x{cols}: {e}"));
+        }
+        assert_eq!(fused[0].shape(), &[cols, rows]);
+    }
+}
+
+#[test]
+fn transposes_that_merge_into_a_matrix_transpose_fuse_and_others_run_alone() {
+    let x = random(&[12, 1, 35, 40], 16);
+    let (fused, unfused, plan) = both(&[x], |a| {
+        let t = a[0].tanh();
+        // Axes (0, 1, 2) stay neighbours: a [420, 40] matrix transposed. The batched
+        // transpose of the last two axes is not a matrix transpose.
+        vec![
+            jnp::transpose(&t, Some(&[3, 0, 1, 2])),
+            jnp::transpose(&(&t * 2.0), Some(&[0, 1, 3, 2])),
+        ]
+    });
+    // `t * 2.0` runs alone: the transpose ended `t`'s group.
+    assert_eq!(plan.fused_groups(), vec![2]);
+    for (f, u) in fused.iter().zip(&unfused) {
+        agree(f, u, 0.0).unwrap();
+    }
+    // A group too large for the caches: the other outputs stream, the transpose is staged.
+    let x = random(&[1031, 1031], 17);
+    let (fused, unfused, plan) = both(&[x], |a| {
+        let t = &a[0] * 3.0;
+        vec![(&t + 1.0).transpose(None), t]
+    });
+    assert_eq!(plan.fused_groups(), vec![3]);
+    for (f, u) in fused.iter().zip(&unfused) {
+        agree(f, u, 0.0).unwrap();
+    }
+}
+
+#[test]
 fn long_chains_reading_early_values_late_keep_them_intact() {
     // Dead tile values give their buffers to later ops; live ones must not be overwritten.
     let x = random(&[300, 257], 13);
@@ -221,6 +272,8 @@ enum Gen {
     /// An op on a value given a leading unit axis and back: written out under both shapes
     /// when the flag is set.
     Reshape(usize, bool),
+    /// A value broadcast to the full shape, negated and transposed.
+    Transpose(usize),
 }
 
 fn gen_step() -> impl Strategy<Value = Gen> {
@@ -231,6 +284,7 @@ fn gen_step() -> impl Strategy<Value = Gen> {
         any::<usize>().prop_map(Gen::Broadcast),
         (0u8..6, any::<usize>()).prop_map(|(o, a)| Gen::Reduce(o, a)),
         (any::<usize>(), any::<bool>()).prop_map(|(a, both)| Gen::Reshape(a, both)),
+        any::<usize>().prop_map(Gen::Transpose),
     ]
 }
 
@@ -304,6 +358,12 @@ fn apply(steps: &[Gen], inputs: &[Array], dtype: DType, shapes: Shapes) -> Vec<A
                 // Reductions are outputs only: a later op would amplify the rounding of a
                 // reordered sum (sin of a large sum), which says nothing about fusion.
                 outs.push(r);
+                continue;
+            }
+            Gen::Transpose(a) => {
+                // An output only: its shape does not broadcast with the others.
+                let x = jnp::broadcast_to(&pick(&values, *a), full);
+                outs.push((-&x).transpose(None));
                 continue;
             }
         };

@@ -15,6 +15,11 @@
 //! Axes of extent 1 do not change which element sits where, so a group's iteration shape is
 //! its members' shape without them: `[256, 1, 256]` and `[256, 256]` values share a group,
 //! and a reshape between them is another name for the same tile values.
+//!
+//! A transpose of a group's value that swaps two blocks of axes (a matrix transpose, after
+//! merging neighbouring axes) ends the group: the group writes that value out in the
+//! transposed order, tile by tile while the tile is in cache, rather than writing it in order
+//! for a separate transpose to read back.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,8 +54,8 @@ pub struct FusedGroup {
     pub inputs: Vec<(Atom, Load)>,
     /// The elementwise equations, in program order.
     pub ops: Vec<TileOp>,
-    /// The values written out: which value, the variable it defines, and its aval.
-    pub outputs: Vec<(Value, Var, Aval)>,
+    /// The values written out.
+    pub outputs: Vec<Output>,
     /// Variables that name an output's value again (through unit-axis reshapes): each is
     /// output `.1` under its own aval.
     pub aliases: Vec<(Var, usize, Aval)>,
@@ -63,6 +68,27 @@ pub struct FusedGroup {
     pub slice_dtype: Option<DType>,
     /// How many tile buffers the ops' values need at once (see [`TileOp::slot`]).
     pub arena_slots: usize,
+}
+
+/// A value a group writes out.
+#[derive(Debug)]
+pub struct Output {
+    pub value: Value,
+    /// The variable it defines.
+    pub var: Var,
+    pub aval: Aval,
+    /// The order its elements are written in.
+    pub layout: Layout,
+}
+
+/// The order of an output's elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// The iteration order.
+    RowMajor,
+    /// The iteration order seen as a `[rows, cols]` matrix, transposed: the output is
+    /// `[cols, rows]`, its element `(c, r)` the value's element `r * cols + c`.
+    Transposed { rows: usize, cols: usize },
 }
 
 /// A value inside a group's tile: one of its inputs, or the result of one of its ops.
@@ -94,7 +120,8 @@ pub struct TileOp {
     pub weak: bool,
     /// Values whose last reader in the tile is this op.
     pub release: Vec<Value>,
-    /// The index in [`FusedGroup::outputs`] of this op's value, if it leaves the group.
+    /// The index in [`FusedGroup::outputs`] of this op's value, if it leaves the group in
+    /// the iteration order.
     pub output: Option<usize>,
     /// Which of the tile's [`FusedGroup::arena_slots`] buffers holds this op's value (when it
     /// is not written straight into its output).
@@ -149,7 +176,18 @@ struct Building {
     /// Member equations (elementwise ops, absorbed broadcasts and reshapes), in program order.
     members: Vec<usize>,
     reduction: Option<usize>,
-    open: bool,
+    /// Transposes of member values that end the group (see [`absorb_transpose`]).
+    transposes: Vec<usize>,
+    state: State,
+}
+
+/// Whether a group may still take equations.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Open,
+    /// Ended by a transpose, and read by nothing else since: further transposes may join.
+    Transposing,
+    Closed,
 }
 
 /// Partitions `program` into steps. With `fuse` false every equation is its own step.
@@ -175,6 +213,9 @@ pub fn partition(program: &Program, fuse: bool) -> Vec<Step> {
             (Fusion::Reshape, Some(aval)) => {
                 rename(&mut groups, &alias, &defined_in, program, i, &aval.shape)
             }
+            (Fusion::Transpose { permutation }, Some(_)) => {
+                absorb_transpose(&mut groups, &alias, &defined_in, program, i, permutation)
+            }
             _ => None,
         };
         if joined.is_none() {
@@ -182,7 +223,7 @@ pub fn partition(program: &Program, fuse: bool) -> Vec<Step> {
             for atom in &eqn.inputs {
                 if let Atom::Var(v) = atom {
                     if let Some(&g) = defined_in.get(v) {
-                        groups[root(&alias, g)].open = false;
+                        groups[root(&alias, g)].state = State::Closed;
                     }
                 }
             }
@@ -221,7 +262,7 @@ fn rename(
     let Atom::Var(v) = program.equations[i].inputs[0] else { return None };
     let g = root(alias, *defined_in.get(&v)?);
     let group = &mut groups[g];
-    if !group.open || group.shape != squeezed(shape) {
+    if group.state != State::Open || group.shape != squeezed(shape) {
         return None;
     }
     group.members.push(i);
@@ -247,29 +288,78 @@ fn join(
         let Some(&g) = defined_in.get(v) else { continue };
         let g = root(alias, g);
         // A broadcast reads its operand through strides: the operand must come from memory.
-        let fits = !is_broadcast && groups[g].open && groups[g].shape == shape;
+        let fits = !is_broadcast && groups[g].state == State::Open && groups[g].shape == shape;
         if fits {
             if !targets.contains(&g) {
                 targets.push(g);
             }
         } else {
-            groups[g].open = false;
+            groups[g].state = State::Closed;
         }
     }
     let Some(&target) = targets.first() else {
-        groups.push(Building { shape, members: vec![i], reduction: None, open: true });
+        let transposes = Vec::new();
+        let (reduction, state) = (None, State::Open);
+        groups.push(Building { shape, members: vec![i], reduction, transposes, state });
         alias.push(groups.len() - 1);
         return Some(groups.len() - 1);
     };
     for &other in &targets[1..] {
         let members = std::mem::take(&mut groups[other].members);
         groups[target].members.extend(members);
-        groups[other].open = false;
+        groups[other].state = State::Closed;
         alias[other] = target;
     }
     groups[target].members.sort_unstable();
     groups[target].members.push(i);
     Some(target)
+}
+
+/// Ends the open group of transpose `i`'s operand with the transpose, when it swaps two blocks
+/// of the operand's axes (see [`transposed_layout`]). Only further transposes may join the
+/// group then: its tiles hold values in the iteration order, not the transposed one.
+fn absorb_transpose(
+    groups: &mut [Building],
+    alias: &[usize],
+    defined_in: &HashMap<Var, usize>,
+    program: &Program,
+    i: usize,
+    permutation: &[usize],
+) -> Option<usize> {
+    let Atom::Var(v) = program.equations[i].inputs[0] else { return None };
+    let g = root(alias, *defined_in.get(&v)?);
+    transposed_layout(&program.aval(v).shape, permutation)?;
+    let group = &mut groups[g];
+    if group.state == State::Closed {
+        return None;
+    }
+    group.transposes.push(i);
+    group.state = State::Transposing;
+    Some(g)
+}
+
+/// The layout in which a group whose value has `shape` writes its transpose by `permutation`:
+/// when, with axes of extent 1 dropped and neighbours that stay neighbours merged, the
+/// transpose is `[rows, cols] -> [cols, rows]`.
+fn transposed_layout(shape: &[usize], permutation: &[usize]) -> Option<Layout> {
+    let out_shape: Vec<usize> = permutation.iter().map(|&p| shape[p]).collect();
+    let out_strides = contiguous_strides(&out_shape);
+    // Each operand axis's element stride in the output, outermost first, unit axes dropped.
+    let mut strides = vec![0; shape.len()];
+    for (i, &p) in permutation.iter().enumerate() {
+        strides[p] = out_strides[i];
+    }
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (&extent, &stride) in shape.iter().zip(&strides).filter(|(&d, _)| d != 1) {
+        match merged.last_mut() {
+            Some((d, s)) if *s == stride * extent => (*d, *s) = (*d * extent, stride),
+            _ => merged.push((extent, stride)),
+        }
+    }
+    match merged[..] {
+        [(rows, 1), (cols, s)] if s == rows => Some(Layout::Transposed { rows, cols }),
+        _ => None,
+    }
 }
 
 /// Ends the open group of a reduction's operand with the reduction, when its axes are a
@@ -288,13 +378,13 @@ fn end_with_reduction(
     let group = &groups[g];
     let dtype = program.aval(v).dtype;
     let halves = matches!(dtype, DType::F16 | DType::BF16);
-    if !group.open || halves {
+    if group.state != State::Open || halves {
         return None;
     }
     reduce_layout(&group.shape, &squeezed_axes(&program.aval(v).shape, axes))?;
     let group = &mut groups[g];
     group.reduction = Some(i);
-    group.open = false;
+    group.state = State::Closed;
     Some(g)
 }
 
@@ -335,13 +425,14 @@ fn emit(program: &Program, groups: Vec<Building>, alias: &[usize]) -> Vec<Step> 
         if alias[g] != g {
             continue;
         }
-        let covered = group.members.len() + usize::from(group.reduction.is_some());
+        let covered =
+            group.members.len() + usize::from(group.reduction.is_some()) + group.transposes.len();
         let has_op = group
             .members
             .iter()
             .any(|&m| program.equations[m].prim.fusion() == Fusion::Elementwise);
         if covered >= 2 && (has_op || group.reduction.is_some()) {
-            for &m in group.members.iter().chain(&group.reduction) {
+            for &m in group.members.iter().chain(&group.reduction).chain(&group.transposes) {
                 owner[m] = Some(g);
             }
         }
@@ -469,26 +560,42 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
             aval: program.aval(eqn.outputs[0]).clone(),
         }
     });
-    let mut outputs: Vec<(Value, Var, Aval)> = Vec::new();
+    let mut outputs: Vec<Output> = Vec::new();
     let mut aliases = Vec::new();
     for &m in &group.members {
-        let v = program.equations[m].outputs[0];
-        if used_outside[v.index()] {
-            let aval = program.aval(v).clone();
-            match outputs.iter().position(|o| o.0 == values[&v]) {
-                Some(o) => aliases.push((v, o, aval)),
-                None => outputs.push((values[&v], v, aval)),
+        let var = program.equations[m].outputs[0];
+        if used_outside[var.index()] {
+            let aval = program.aval(var).clone();
+            match outputs.iter().position(|o| o.value == values[&var]) {
+                Some(o) => aliases.push((var, o, aval)),
+                None => {
+                    let (value, layout) = (values[&var], Layout::RowMajor);
+                    outputs.push(Output { value, var, aval, layout })
+                }
             }
         }
     }
-    for (o, (value, _, _)) in outputs.iter().enumerate() {
-        if let Value::Op(i) = value {
-            ops[*i].output = Some(o);
+    for &t in &group.transposes {
+        let eqn = &program.equations[t];
+        let (Atom::Var(operand), Fusion::Transpose { permutation }) =
+            (&eqn.inputs[0], eqn.prim.fusion())
+        else {
+            unreachable!("absorbed transposes read a group value")
+        };
+        let layout = transposed_layout(&program.aval(*operand).shape, permutation)
+            .expect("checked when the transpose was absorbed");
+        let var = eqn.outputs[0];
+        let aval = program.aval(var).clone();
+        outputs.push(Output { value: values[operand], var, aval, layout });
+    }
+    for (o, output) in outputs.iter().enumerate() {
+        if let (Value::Op(i), Layout::RowMajor) = (output.value, output.layout) {
+            ops[i].output = Some(o);
         }
     }
     release_dead_values(&mut ops, &outputs, reduction.as_ref());
     let arena_slots = assign_slots(&mut ops);
-    let equations = group.members.len() + usize::from(reduction.is_some());
+    let equations = group.members.len() + usize::from(reduction.is_some()) + group.transposes.len();
     let slice_dtype = slice_dtype(program, &inputs, &ops, reduction.is_some());
     FusedGroup {
         shape,
@@ -565,8 +672,8 @@ fn strides_into(operand: &[usize], dims: &[usize], shape: &[usize]) -> Vec<usize
 }
 
 /// Marks, for each op, the tile values no later op, output or reduction reads.
-fn release_dead_values(ops: &mut [TileOp], outputs: &[(Value, Var, Aval)], r: Option<&Reduction>) {
-    let keep: Vec<Value> = outputs.iter().map(|o| o.0).chain(r.map(|r| r.input)).collect();
+fn release_dead_values(ops: &mut [TileOp], outputs: &[Output], r: Option<&Reduction>) {
+    let keep: Vec<Value> = outputs.iter().map(|o| o.value).chain(r.map(|r| r.input)).collect();
     let mut last: HashMap<Value, usize> = HashMap::new();
     for (i, op) in ops.iter().enumerate() {
         for &v in &op.inputs {

@@ -219,13 +219,13 @@ impl Plan {
                         .collect();
                     let results = fused::run(group, inputs);
                     release(&mut env, &planned.release);
-                    let defined = group.outputs.iter().map(|o| o.1);
+                    let defined = group.outputs.iter().map(|o| o.var);
                     let defined = defined.chain(group.reduction.as_ref().map(|r| r.out));
                     for (var, value) in defined.zip(results) {
                         env[var.index()] = Some(value);
                     }
                     for (var, o, aval) in &group.aliases {
-                        let output = env[group.outputs[*o].1.index()].as_ref();
+                        let output = env[group.outputs[*o].var.index()].as_ref();
                         let output = output.expect("bound just above");
                         env[var.index()] = Some(output.with_shape(aval.shape.clone()));
                     }

@@ -203,6 +203,9 @@ pub enum Fusion<'a> {
     /// `reshape`: the same elements in the same order under another shape. One that only adds
     /// or removes axes of extent 1 stays inside a fused group as another name for its operand.
     Reshape,
+    /// `transpose`: output axis `i` is operand axis `permutation[i]`. It may end the fused
+    /// group of its operand, which then writes its value out in the transposed order.
+    Transpose { permutation: &'a [usize] },
 }
 
 /// Copies a primitive into a shared handle, so the IR can keep what `bind` was given.

@@ -107,6 +107,10 @@ impl Primitive for Transpose {
         format!("permutation={}", tuple(&self.permutation))
     }
 
+    fn fusion(&self) -> Fusion<'_> {
+        Fusion::Transpose { permutation: &self.permutation }
+    }
+
     fn name(&self) -> String {
         "transpose".to_string()
     }

@@ -232,11 +232,28 @@ const MICRO: usize = 8;
 impl Tile {
     /// Copies the tile into `out`, whose first element is output element `(rows.start, 0)`.
     fn copy<T: Element>(&self, src: &[T], out: &mut [MaybeUninit<T>]) {
+        if self.rows.is_empty() || self.cols.is_empty() {
+            return;
+        }
+        let last = (self.rows.end - 1 - self.rows.start) * self.row_len + self.cols.end - 1;
+        assert!(last < out.len(), "a tile's output lies inside `out`");
+        // SAFETY: every element the tile writes lies at or before `last`, inside `out`, which
+        // is borrowed mutably.
+        unsafe { self.copy_to(src, out.as_mut_ptr().cast()) }
+    }
+
+    /// Copies the tile to `out`, which points to output element `(rows.start, 0)`.
+    ///
+    /// # Safety
+    /// `out` is valid for writes of every element `(i - rows.start) * row_len + j` of the tile,
+    /// and nothing else reads or writes them meanwhile.
+    unsafe fn copy_to<T: Element>(&self, src: &[T], out: *mut T) {
         let (i0, j0) = (self.rows.start, self.cols.start);
         let whole = |r: &std::ops::Range<usize>| r.start + (r.end - r.start) / MICRO * MICRO;
         let (i_whole, j_whole) = (whole(&self.rows), whole(&self.cols));
         if avx_moves::<T>() {
-            // SAFETY: `avx_moves` checked that the CPU has AVX and `T` is 4 bytes.
+            // SAFETY: `avx_moves` checked that the CPU has AVX and `T` is 4 bytes; the
+            // caller's contract.
             #[cfg(target_arch = "x86_64")]
             unsafe {
                 self.blocks_avx(src, out, i_whole, j_whole)
@@ -244,23 +261,27 @@ impl Tile {
         } else {
             for j in (j0..j_whole).step_by(MICRO) {
                 for i in (i0..i_whole).step_by(MICRO) {
-                    self.micro(src, out, i, j);
+                    // SAFETY: the caller's contract.
+                    unsafe { self.micro(src, out, i, j) };
                 }
             }
         }
         // The ragged right and bottom edges, element by element.
         for i in self.rows.clone() {
             let j_from = if i < i_whole { j_whole } else { j0 };
-            let row = &mut out[(i - i0) * self.row_len..];
             for j in j_from..self.cols.end {
-                row[j].write(src[self.source(i, j)]);
+                // SAFETY: element `(i, j)` of the tile (the caller's contract).
+                unsafe { out.add((i - i0) * self.row_len + j).write(src[self.source(i, j)]) };
             }
         }
     }
 
     /// The `MICRO x MICRO` block at output `(i, j)`: source rows in, output rows out.
+    ///
+    /// # Safety
+    /// As [`Tile::copy_to`]'s, for a block inside the tile.
     #[inline(always)]
-    fn micro<T: Element>(&self, src: &[T], out: &mut [MaybeUninit<T>], i: usize, j: usize) {
+    unsafe fn micro<T: Element>(&self, src: &[T], out: *mut T, i: usize, j: usize) {
         let first = src[self.source(i, j)];
         let mut block = [[first; MICRO]; MICRO];
         for (jj, line) in block.iter_mut().enumerate() {
@@ -269,8 +290,9 @@ impl Tile {
         }
         for ii in 0..MICRO {
             let at = (i + ii - self.rows.start) * self.row_len + j;
-            for (o, line) in out[at..at + MICRO].iter_mut().zip(&block) {
-                o.write(line[ii]);
+            for (jj, line) in block.iter().enumerate() {
+                // SAFETY: element `(i + ii, j + jj)` of the tile (the caller's contract).
+                unsafe { out.add(at + jj).write(line[ii]) };
             }
         }
     }
@@ -282,13 +304,13 @@ impl Tile {
     /// transpose costs.
     ///
     /// # Safety
-    /// The CPU has AVX and `T` is 4 bytes.
+    /// The CPU has AVX and `T` is 4 bytes; as [`Tile::copy_to`]'s.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
     unsafe fn blocks_avx<T: Element>(
         &self,
         src: &[T],
-        out: &mut [MaybeUninit<T>],
+        out: *mut T,
         i_whole: usize,
         j_whole: usize,
     ) {
@@ -298,18 +320,18 @@ impl Tile {
             return;
         }
         let step = usize::try_from(self.col_step).expect("a transpose reads forward");
-        // Element (i, j) is read at `source(i, j)`, which grows with both, and written at
-        // `(i - i0) * row_len + j`: the last element of the last block bounds them all.
+        // Element (i, j) is read at `source(i, j)`, which grows with both: the last element of
+        // the last block bounds them all.
         assert!(self.source(i_whole - 1, j_whole - 1) < src.len());
-        assert!((i_whole - 1 - i0) * self.row_len + j_whole - 1 < out.len());
-        let (from, to) = (src.as_ptr().cast::<f32>(), out.as_mut_ptr().cast::<f32>());
+        let (from, to) = (src.as_ptr().cast::<f32>(), out.cast::<f32>());
         // Output columns outermost: the eight source lines a column block reads are used up
         // (every row block of the tile) before the next eight are read.
         for j in (j0..j_whole).step_by(MICRO) {
             for i in (i0..i_whole).step_by(MICRO) {
-                // SAFETY: the eight lines of eight elements read here, and the eight written, lie
-                // inside `src` and `out` (asserted above); `T` is 4 bytes like f32 (the caller's
-                // contract), and unaligned loads and stores accept any address.
+                // SAFETY: the eight lines of eight elements read here lie inside `src` (asserted
+                // above), and the eight written are the tile's (the caller's contract); `T` is 4
+                // bytes like f32 (the caller's contract), and unaligned loads and stores accept
+                // any address.
                 unsafe {
                     let at = from.add(self.source(i, j));
                     let lines = std::array::from_fn(|k| _mm256_loadu_ps(at.add(k * step)));
@@ -324,6 +346,45 @@ impl Tile {
 
     fn source(&self, i: usize, j: usize) -> usize {
         (self.base + i as isize + j as isize * self.col_step) as usize
+    }
+}
+
+/// Writes elements `start..start + values.len()` of a row-major `[rows, cols]` matrix, given
+/// in order in `values`, to their places in its `[cols, rows]` transpose at `out`: the rows
+/// the range covers move as tiles, each partial first or last row as a tile of its own.
+///
+/// # Safety
+/// `out` is valid for writes of `rows * cols` elements, and nothing else reads or writes the
+/// places of this range meanwhile (ranges of other threads may share cache lines with it).
+pub(crate) unsafe fn write_transposed<T: Element>(
+    values: &[T],
+    start: usize,
+    rows: usize,
+    cols: usize,
+    out: *mut T,
+) {
+    let end = start + values.len();
+    assert!(end <= rows * cols, "the range lies inside the matrix");
+    let mut flat = start;
+    while flat < end {
+        let (r, c) = (flat / cols, flat % cols);
+        let (r_end, c_end) = match (end - flat) / cols {
+            whole if c == 0 && whole > 0 => (r + whole, cols),
+            _ => (r + 1, cols.min(c + end - flat)),
+        };
+        // Output row `i` is column `i` of the matrix, and output column `j` its row `j`,
+        // whose element `i` is `values[j * cols + i - start]`.
+        let tile = Tile {
+            rows: c..c_end,
+            cols: r..r_end,
+            base: -(start as isize),
+            col_step: cols as isize,
+            row_len: rows,
+        };
+        // SAFETY: the tile writes output rows `c..c_end`, columns `r..r_end`: elements of this
+        // range's places, inside `rows * cols` (the caller's contract).
+        unsafe { tile.copy_to(values, out.add(c * rows)) };
+        flat += (r_end - r) * (c_end - c);
     }
 }
 

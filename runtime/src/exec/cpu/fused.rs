@@ -20,8 +20,8 @@ use rayon::prelude::*;
 use super::pool;
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
-use crate::exec::fusion::{FusedGroup, Load, ReduceLayout, Reduction, Value, TILE};
-use crate::primitives::{Aval, Primitive, Reduce};
+use crate::exec::fusion::{FusedGroup, Layout, Load, Output, ReduceLayout, Reduction, Value, TILE};
+use crate::primitives::{Aval, Primitive, Reduce, Transpose};
 
 /// Runs `group` on its inputs (in [`FusedGroup::inputs`] order; an input passed with no other
 /// owner may lend its buffer to an output). Returns the outputs, then the reduction's result.
@@ -44,7 +44,7 @@ pub fn run(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
     let mut outputs: Vec<Buffer> = donated
         .into_iter()
         .zip(&group.outputs)
-        .map(|(buf, (_, _, aval))| buf.unwrap_or_else(|| uninit(aval.dtype, n)))
+        .map(|(buf, o)| buf.unwrap_or_else(|| uninit(o.aval.dtype, n)))
         .collect();
     let sinks: Vec<RawBuf> = outputs.iter_mut().map(RawBuf::of).collect();
     let reads: Vec<Read> = group
@@ -54,7 +54,7 @@ pub fn run(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
         .enumerate()
         .map(|(k, ((_, load), input))| match (donors.iter().position(|&d| d == Some(k)), input) {
             // A donated buffer is read through the output that took it.
-            (Some(o), _) => Read::Full(sinks[o], group.outputs[o].2.weak),
+            (Some(o), _) => Read::Full(sinks[o], group.outputs[o].aval.weak),
             (None, Some(input)) => Read::new(load, input),
             (None, None) => unreachable!("only donated inputs are taken"),
         })
@@ -72,7 +72,7 @@ pub fn run(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
     let mut results: Vec<Array> = outputs
         .into_iter()
         .zip(&group.outputs)
-        .map(|(buf, (_, _, aval))| Array::from_buffer(aval.shape.clone(), buf, aval.weak))
+        .map(|(buf, o)| lay_out(o, Array::from_buffer(group.shape.clone(), buf, o.aval.weak)))
         .collect();
     if let Some(r) = &group.reduction {
         results.push(combine(r, partials.into_iter().flatten().collect()));
@@ -87,7 +87,7 @@ type Donations = (Vec<Option<Buffer>>, Vec<Option<usize>>);
 fn donate_buffers(group: &FusedGroup, inputs: &mut [Option<Array>]) -> Donations {
     let mut buffers = vec![None; group.outputs.len()];
     let mut donors = vec![None; group.outputs.len()];
-    for (o, (_, _, aval)) in group.outputs.iter().enumerate() {
+    for (o, Output { aval, .. }) in group.outputs.iter().enumerate() {
         for (k, (_, load)) in group.inputs.iter().enumerate() {
             let fits =
                 *load == Load::Full && inputs[k].as_ref().is_some_and(|a| a.dtype() == aval.dtype);
@@ -135,10 +135,9 @@ fn run_whole(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
     let mut results: Vec<Array> = group
         .outputs
         .iter()
-        .map(|(value, _, aval)| {
-            read_value(*value, &inputs, &values)
-                .with_shape(aval.shape.clone())
-                .with_weak_type(aval.weak)
+        .map(|o| {
+            let value = read_value(o.value, &inputs, &values).with_shape(group.shape.clone());
+            lay_out(o, value.with_weak_type(o.aval.weak))
         })
         .collect();
     if let Some(r) = &group.reduction {
@@ -146,6 +145,20 @@ fn run_whole(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
         results.push(partial.with_shape(r.aval.shape.clone()));
     }
     results
+}
+
+/// An output computed in the iteration order (`value`, of the iteration shape), in its own
+/// layout and shape.
+fn lay_out(output: &Output, value: Array) -> Array {
+    let value = match output.layout {
+        Layout::RowMajor => value,
+        Layout::Transposed { rows, cols } => {
+            let aval = Aval { shape: vec![cols, rows], ..output.aval.clone() };
+            let transpose = Transpose { permutation: vec![1, 0] };
+            transpose.eval(&[&value.with_shape(vec![rows, cols])], &[aval]).remove(0)
+        }
+    };
+    value.with_shape(output.aval.shape.clone())
 }
 
 /// The shape a tile of `rows` rows (`len` elements) is computed in: 2-D rows for a group that
@@ -202,8 +215,8 @@ fn run_tile(
     let shape = tile_shape(group, rows, len);
     let tiles = reads.iter().map(|r| Some(r.tile(&group.shape, start, len, &shape))).collect();
     let (inputs, values) = eval_tile(group, tiles, &shape);
-    for ((value, _, _), sink) in group.outputs.iter().zip(sinks) {
-        let tile = read_value(*value, &inputs, &values);
+    for (output, sink) in group.outputs.iter().zip(sinks) {
+        let tile = read_value(output.value, &inputs, &values);
         // SAFETY: each tile writes only its own range `start..start + len` of an output of the
         // group's length, and tiles' ranges are disjoint.
         unsafe { sink.write(start, tile.buffer()) };

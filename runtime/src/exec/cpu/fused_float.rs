@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use super::pool;
 use crate::array::Array;
 use crate::dtype::Element;
-use crate::exec::fusion::{FusedGroup, Load, Value, TILE};
+use crate::exec::fusion::{FusedGroup, Layout, Load, Value, TILE};
 use crate::primitives::binary::{self, Scalar};
 use crate::primitives::unary::{self, Real};
 use crate::primitives::{SliceOp, Src};
@@ -73,7 +73,8 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
     let tiles = n.div_ceil(TASK_LEN);
     // Streamed groups that read their inputs in place run chunk by chunk (see `Chunks`).
     let in_place = sources.iter().all(|s| matches!(s, Source::Full(_) | Source::Scalar(_)));
-    let chunks = (streams::<T>(group) && in_place).then_some(Chunks {
+    let in_order = group.outputs.iter().all(|o| o.layout == Layout::RowMajor);
+    let chunks = (streams::<T>(group) && in_place && in_order).then_some(Chunks {
         group,
         input: |k: usize, range: Range<usize>| match sources[k] {
             Source::Full(v) => Src::Slice(&v[range]),
@@ -139,6 +140,11 @@ fn run_small<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Option<V
     let mut values = [T::from_i64(0); SMALL_LEN * SMALL_SLOTS];
     // SAFETY: each output holds `n` elements; nothing else touches them meanwhile.
     unsafe { chunks.run_widest(&mut values, SMALL_LEN, 0, n) };
+    for (output, values) in group.outputs.iter().zip(&mut outputs) {
+        if let Layout::Transposed { rows, cols } = output.layout {
+            *values = super::copy::transpose(values, &[rows, cols], &[1, 0]);
+        }
+    }
     Some(wrap_outputs(group, outputs))
 }
 
@@ -220,7 +226,8 @@ where
     }
 
     /// Computes elements `start..start + len` of every output, `chunk` elements at a time;
-    /// `values` holds a buffer of `chunk` elements for each of the group's slots.
+    /// `values` holds a buffer of `chunk` elements for each of the group's slots. Outputs are
+    /// written in the iteration order, whatever their layout.
     ///
     /// # Safety
     /// Each sink has room for `start + len` elements, and no other thread touches this range
@@ -253,13 +260,20 @@ where
                     self.write(dst, unsafe { at_range((self.sink)(o), &range) });
                 }
             }
-            // Outputs that are inputs (a scalar broadcast to the group's shape).
-            for (o, (value, _, _)) in group.outputs.iter().enumerate() {
-                if let Value::Input(k) = *value {
-                    // SAFETY: as for the op outputs above.
-                    (self.input)(k, range.clone())
-                        .write_to(unsafe { at_range((self.sink)(o), &range) });
-                }
+            // Outputs that are inputs (a scalar broadcast to the group's shape), and those not
+            // written above (values with another layout).
+            for (o, output) in group.outputs.iter().enumerate() {
+                let value = match output.value {
+                    Value::Input(k) => (self.input)(k, range.clone()),
+                    // SAFETY: op `j`'s value in its slot, kept until the chunk's end since it
+                    // is an output.
+                    Value::Op(j) if group.ops[j].output != Some(o) => Src::Slice(unsafe {
+                        slice::from_raw_parts(values.add(group.ops[j].slot * chunk), n)
+                    }),
+                    Value::Op(_) => continue,
+                };
+                // SAFETY: as for the op outputs above.
+                value.write_to(unsafe { at_range((self.sink)(o), &range) });
             }
             from += n;
         }
@@ -288,7 +302,7 @@ fn wrap_outputs<T: Real + Scalar>(group: &FusedGroup, outputs: Vec<Vec<T>>) -> V
     outputs
         .into_iter()
         .zip(&group.outputs)
-        .map(|(v, (_, _, aval))| Array::from_buffer(aval.shape.clone(), T::wrap(v), aval.weak))
+        .map(|(v, o)| Array::from_buffer(o.aval.shape.clone(), T::wrap(v), o.aval.weak))
         .collect()
 }
 
@@ -478,26 +492,43 @@ unsafe fn run_tile<T: Real + Scalar>(
     if layout.row.is_some() {
         scratch.offsets.resize(sources.len(), 0);
     }
+    // Outputs written in another order are staged in order for the whole tile, then moved to
+    // their places while the tile is still in cache.
+    let mut staged: Vec<Option<Vec<T>>> = group
+        .outputs
+        .iter()
+        .map(|o| match o.layout {
+            Layout::RowMajor => None,
+            Layout::Transposed { .. } => Some(pool::take_for_overwrite(len, T::from_i64(0))),
+        })
+        .collect();
+    let mut places = Vec::with_capacity(group.outputs.len());
     let mut from = 0;
     while from < len {
         let mut n = sub.min(len - from);
         if let Some(row) = layout.row {
             n = n.min(row - (start + from) % row);
         }
+        places.clear();
+        places.extend(staged.iter_mut().zip(sinks).map(|(staged, sink)| match staged {
+            Some(staged) => Place { at: staged[from..].as_mut_ptr(), stream: false },
+            // SAFETY: inside the output (the caller's contract).
+            None => Place { at: unsafe { sink.0.add(start + from) }, stream },
+        }));
         let (values, gathers) = (values.as_mut_ptr(), &mut *gathers);
-        // SAFETY: the caller's contract, for the sub-range `start + from..start + from + n`.
+        // SAFETY: the caller's contract, for the sub-range `start + from..start + from + n`;
+        // the places hold `n` elements each.
         unsafe {
             run_sub_tile(
                 group,
                 sources,
-                sinks,
+                &places,
                 start + from,
                 n,
                 sub,
                 values,
                 gathers,
                 &mut scratch,
-                stream,
             )
         };
         from += n;
@@ -505,8 +536,24 @@ unsafe fn run_tile<T: Real + Scalar>(
     if stream {
         stream::fence();
     }
+    for ((output, staged), sink) in group.outputs.iter().zip(staged).zip(sinks) {
+        if let (Layout::Transposed { rows, cols }, Some(staged)) = (output.layout, staged) {
+            // SAFETY: the output holds the group's `rows * cols` elements, and this tile's
+            // range of places is its own (the caller's contract).
+            unsafe { super::copy::write_transposed(&staged, start, rows, cols, sink.0) };
+            drop(T::wrap(staged));
+        }
+    }
     // Back to this thread's cache of tile buffers.
     drop(T::wrap(arena));
+}
+
+/// Where a sub-tile writes an output's elements.
+struct Place<T> {
+    /// The output's first element of the sub-tile.
+    at: *mut T,
+    /// Whether it is written with non-temporal stores.
+    stream: bool,
 }
 
 /// Per-tile bookkeeping that sub-tiles reuse.
@@ -517,23 +564,24 @@ struct Scratch<T> {
     offsets: Vec<usize>,
 }
 
-/// Computes elements `start..start + len` of every output. `values` holds a slot of `stride`
-/// elements per op value, `gathers` one per gathered input.
+/// Computes elements `start..start + len` of every output, writing output `o` at
+/// `places[o]`. `values` holds a slot of `stride` elements per op value, `gathers` one per
+/// gathered input.
 ///
 /// # Safety
-/// As [`run_tile`]'s, for this range; `values` points to `stride * arena_slots` elements.
+/// Each place is valid for writes of `len` elements that nothing else touches meanwhile, and
+/// lies outside the inputs and scratch; `values` points to `stride * arena_slots` elements.
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_sub_tile<T: Real + Scalar>(
     group: &FusedGroup,
     sources: &[Source<T>],
-    sinks: &[Sink<T>],
+    places: &[Place<T>],
     start: usize,
     len: usize,
     stride: usize,
     values: *mut T,
     gathers: &mut [T],
     scratch: &mut Scratch<T>,
-    stream: bool,
 ) {
     for (k, source) in sources.iter().enumerate() {
         match source {
@@ -569,11 +617,10 @@ unsafe fn run_sub_tile<T: Real + Scalar>(
         };
         let first = operand(op.inputs[0]);
         let second = op.inputs.get(1).map(|&v| operand(v));
-        let direct = op.output.filter(|_| !stream);
+        let direct = op.output.filter(|&o| !places[o].stream);
         let place = match direct {
-            // SAFETY: this range of output `o`, which only this tile writes (the caller's
-            // contract); outputs are allocations separate from the scratch and inputs.
-            Some(o) => unsafe { sinks[o].0.add(start) },
+            // Output `o`'s place (the caller's contract).
+            Some(o) => places[o].at,
             // SAFETY: this op's slot of the scratch, holding `stride >= len` elements; the
             // value there before, if any, has had its last reader.
             None => unsafe { values.add(op.slot * stride) },
@@ -582,19 +629,25 @@ unsafe fn run_sub_tile<T: Real + Scalar>(
         let dst = unsafe { slice::from_raw_parts_mut(place, len) };
         apply_widest(op.slice.expect("slice groups have slice ops"), first, second, dst);
         if let (Some(o), None) = (op.output, direct) {
-            // SAFETY: as for a direct output above.
-            let out = unsafe { slice::from_raw_parts_mut(sinks[o].0.add(start), len) };
-            stream::copy(dst, out);
+            // SAFETY: output `o`'s place (the caller's contract).
+            stream::copy(dst, unsafe { slice::from_raw_parts_mut(places[o].at, len) });
         }
         at.push(place);
     }
-    // Outputs that are inputs read through a broadcast.
-    for (o, (value, _, _)) in group.outputs.iter().enumerate() {
-        if let Value::Input(k) = *value {
-            // SAFETY: as for the op outputs above.
-            let dst = unsafe { slice::from_raw_parts_mut(sinks[o].0.add(start), len) };
-            input(k).write_to(dst);
-        }
+    // Outputs that are inputs read through a broadcast, and those not written above (values
+    // staged for another layout).
+    for (o, output) in group.outputs.iter().enumerate() {
+        let value = match output.value {
+            Value::Input(k) => input(k),
+            // SAFETY: op `j` wrote its `len` elements at `at[j]`, kept until the sub-tile's end
+            // since its value is an output.
+            Value::Op(j) if group.ops[j].output != Some(o) => {
+                Src::Slice(unsafe { slice::from_raw_parts(at[j], len) })
+            }
+            Value::Op(_) => continue,
+        };
+        // SAFETY: output `o`'s place (the caller's contract).
+        value.write_to(unsafe { slice::from_raw_parts_mut(places[o].at, len) });
     }
 }
 

@@ -120,8 +120,9 @@ pub struct TileOp {
     pub weak: bool,
     /// Values whose last reader in the tile is this op.
     pub release: Vec<Value>,
-    /// The index in [`FusedGroup::outputs`] of this op's value, if it leaves the group in
-    /// the iteration order.
+    /// The index in [`FusedGroup::outputs`] of this op's value, if it leaves the group (the
+    /// first such output; fused groups write it as the op runs, and copy the value to the
+    /// others).
     pub output: Option<usize>,
     /// Which of the tile's [`FusedGroup::arena_slots`] buffers holds this op's value (when it
     /// is not written straight into its output).
@@ -588,9 +589,10 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
         let aval = program.aval(var).clone();
         outputs.push(Output { value: values[operand], var, aval, layout });
     }
+    // In-order outputs come first, so an op whose value leaves in order writes that one.
     for (o, output) in outputs.iter().enumerate() {
-        if let (Value::Op(i), Layout::RowMajor) = (output.value, output.layout) {
-            ops[i].output = Some(o);
+        if let Value::Op(i) = output.value {
+            ops[i].output.get_or_insert(o);
         }
     }
     release_dead_values(&mut ops, &outputs, reduction.as_ref());

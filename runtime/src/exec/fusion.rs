@@ -250,6 +250,17 @@ fn squeezed(shape: &[usize]) -> Vec<usize> {
     shape.iter().copied().filter(|&d| d != 1).collect()
 }
 
+/// The variable equation `i` reads first, and the group that defines it, if any.
+fn operand_group(
+    alias: &[usize],
+    defined_in: &HashMap<Var, usize>,
+    program: &Program,
+    i: usize,
+) -> Option<(Var, usize)> {
+    let Atom::Var(v) = program.equations[i].inputs[0] else { return None };
+    Some((v, root(alias, *defined_in.get(&v)?)))
+}
+
 /// Adds reshape `i` (to `shape`) to its operand's group when the group is open and the
 /// reshape only adds or removes axes of extent 1: its value is then its operand's.
 fn rename(
@@ -260,8 +271,7 @@ fn rename(
     i: usize,
     shape: &[usize],
 ) -> Option<usize> {
-    let Atom::Var(v) = program.equations[i].inputs[0] else { return None };
-    let g = root(alias, *defined_in.get(&v)?);
+    let (_, g) = operand_group(alias, defined_in, program, i)?;
     let group = &mut groups[g];
     if group.state != State::Open || group.shape != squeezed(shape) {
         return None;
@@ -327,8 +337,7 @@ fn absorb_transpose(
     i: usize,
     permutation: &[usize],
 ) -> Option<usize> {
-    let Atom::Var(v) = program.equations[i].inputs[0] else { return None };
-    let g = root(alias, *defined_in.get(&v)?);
+    let (v, g) = operand_group(alias, defined_in, program, i)?;
     transposed_layout(&program.aval(v).shape, permutation)?;
     let group = &mut groups[g];
     if group.state == State::Closed {
@@ -373,9 +382,7 @@ fn end_with_reduction(
     i: usize,
     axes: &[usize],
 ) -> Option<usize> {
-    let eqn = &program.equations[i];
-    let Atom::Var(v) = eqn.inputs[0] else { return None };
-    let g = root(alias, *defined_in.get(&v)?);
+    let (v, g) = operand_group(alias, defined_in, program, i)?;
     let group = &groups[g];
     let dtype = program.aval(v).dtype;
     let halves = matches!(dtype, DType::F16 | DType::BF16);

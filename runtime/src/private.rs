@@ -75,7 +75,8 @@ pub fn scalar_param(value: impl ScalarArg, dtype: DType) -> Array {
 /// The Rust scalar a traced function declared `-> f32`/`-> f64` returns.
 #[track_caller]
 pub fn scalar_result<T: Element>(value: Array) -> T {
-    match value.astype(T::DTYPE).item::<T>() {
+    let value = if value.dtype() == T::DTYPE { value } else { value.astype(T::DTYPE) };
+    match value.item::<T>() {
         Ok(v) => v,
         Err(e) => {
             panic!("the function returns a Rust scalar, but its result could not be read: {e}")

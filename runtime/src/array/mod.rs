@@ -73,10 +73,21 @@ impl Shards {
     }
 }
 
+/// `shape` as an array's shape. Every 0-d array shares one empty shape, so making a scalar
+/// does not allocate one (a cached scalar `#[jit]` call makes two).
+fn shared_shape(shape: &[usize]) -> Arc<[usize]> {
+    static SCALAR: std::sync::LazyLock<Arc<[usize]>> = std::sync::LazyLock::new(|| Arc::new([]));
+    if shape.is_empty() {
+        SCALAR.clone()
+    } else {
+        shape.into()
+    }
+}
+
 impl Array {
     /// An array over `buffer`, which must hold exactly `shape`'s element count.
-    pub(crate) fn from_buffer(shape: impl Into<Arc<[usize]>>, buffer: Buffer, weak: bool) -> Array {
-        let shape = shape.into();
+    pub(crate) fn from_buffer(shape: &[usize], buffer: Buffer, weak: bool) -> Array {
+        let shape = shared_shape(shape);
         debug_assert_eq!(shape.iter().product::<usize>(), buffer.len());
         Array { shape, data: Data::Concrete(Arc::new(buffer)), weak, device: Device::default() }
     }
@@ -84,7 +95,7 @@ impl Array {
     /// A symbolic array standing for variable `tracer` of a trace being recorded.
     pub(crate) fn from_tracer(aval: &Aval, tracer: Tracer) -> Array {
         Array {
-            shape: aval.shape.clone().into(),
+            shape: shared_shape(&aval.shape),
             data: Data::Traced(tracer),
             weak: aval.weak,
             device: Device::default(),
@@ -152,7 +163,7 @@ impl Array {
                 data.len()
             );
         }
-        Array::from_buffer(shape.to_vec(), T::wrap(data), false)
+        Array::from_buffer(shape, T::wrap(data), false)
     }
 
     /// Like [`Array::from_shape_vec`], returning an error instead of panicking.
@@ -169,12 +180,12 @@ impl Array {
                 data.len()
             )));
         }
-        Ok(Array::from_buffer(shape.to_vec(), T::wrap(data), false))
+        Ok(Array::from_buffer(shape, T::wrap(data), false))
     }
 
     /// A weakly typed 0-d array, as a Rust scalar literal becomes when combined with an array.
     pub fn weak_scalar<T: Element>(value: T) -> Array {
-        Array::from_buffer(Vec::new(), T::wrap(vec![value]), true)
+        Array::from_buffer(&[], T::wrap(vec![value]), true)
     }
 
     /// The extent of each axis.
@@ -281,11 +292,11 @@ impl Array {
         match &self.data {
             // The pieces are split along an axis of the old shape: relabel the whole instead.
             Data::Sharded(s) => Array {
-                shape: shape.into(),
+                shape: shared_shape(&shape),
                 data: Data::Concrete(s.gathered_shared().clone()),
                 ..self.clone()
             },
-            _ => Array { shape: shape.into(), ..self.clone() },
+            _ => Array { shape: shared_shape(&shape), ..self.clone() },
         }
     }
 

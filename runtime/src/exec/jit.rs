@@ -1,7 +1,7 @@
 //! The compile cache behind `#[jit]`: the first call with a new signature traces the function,
 //! simplifies the program and plans it; later calls hash the signature, find the plan, run it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -114,9 +114,6 @@ pub struct CacheInfo {
 /// How many plans a `#[jit]` function keeps unless told otherwise (`f::set_cache_capacity`).
 pub const DEFAULT_CACHE_CAPACITY: usize = 256;
 
-/// Stamps cache entries with the order of their last use.
-static USE_CLOCK: AtomicU64 = AtomicU64::new(0);
-
 /// What a cache hit needs, shared so the hot path clones one `Arc` and nothing else.
 struct Compiled {
     plan: Plan,
@@ -126,7 +123,7 @@ struct Compiled {
 struct Entry {
     signature: Signature,
     compiled: Arc<Compiled>,
-    /// When the entry was last used, on [`USE_CLOCK`].
+    /// The number of the call that last used the entry (see [`JitFunction::calls`]).
     last_used: AtomicU64,
 }
 
@@ -142,7 +139,8 @@ pub struct JitFunction {
     name: &'static str,
     plans: RwLock<Plans>,
     tracing: Mutex<()>,
-    hits: AtomicU64,
+    /// Calls made so far: numbers the calls, so that entries record when they were last used.
+    calls: AtomicU64,
     misses: AtomicU64,
     traces: AtomicU64,
     trace_nanos: AtomicU64,
@@ -157,7 +155,7 @@ impl JitFunction {
             name,
             plans: RwLock::new(HashMap::with_hasher(BuildHasherDefault::new())),
             tracing: Mutex::new(()),
-            hits: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             traces: AtomicU64::new(0),
             trace_nanos: AtomicU64::new(0),
@@ -175,22 +173,25 @@ impl JitFunction {
         statics: u64,
         body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
     ) -> O {
-        let (leaves, def) = tree::flatten(args);
+        let CallScratch { mut leaves, mut def, mut outputs } = CALL_SCRATCH.take();
+        args.flatten_into(&mut def, &mut leaves);
         if leaves.iter().any(Array::is_traced) {
             return body(leaves, &def);
         }
         let hash = signature_hash(&def, &leaves, statics);
-        let compiled = match self.lookup(hash, &def, &leaves, statics) {
-            Some(found) => {
-                self.hits.fetch_add(1, Ordering::Relaxed);
-                found
-            }
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let compiled = match self.lookup(hash, &def, &leaves, statics, call) {
+            Some(found) => found,
             None => {
                 self.misses.fetch_add(1, Ordering::Relaxed);
-                self.compile(hash, def, leaves.clone(), statics, body)
+                self.compile(hash, def.clone(), leaves.clone(), statics, call, body)
             }
         };
-        tree::unflatten(&compiled.out_def, compiled.plan.run(leaves))
+        compiled.plan.run_into(leaves.drain(..), &mut outputs);
+        let result = tree::unflatten(&compiled.out_def, outputs.drain(..));
+        def.clear();
+        CALL_SCRATCH.set(CallScratch { leaves, def, outputs });
+        result
     }
 
     fn lookup(
@@ -199,10 +200,11 @@ impl JitFunction {
         def: &TreeDef,
         leaves: &[Array],
         statics: u64,
+        call: u64,
     ) -> Option<Arc<Compiled>> {
         let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
         let entry = plans.get(&hash)?.iter().find(|e| e.signature.matches(def, leaves, statics))?;
-        entry.last_used.store(USE_CLOCK.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        entry.last_used.store(call, Ordering::Relaxed);
         Some(entry.compiled.clone())
     }
 
@@ -212,6 +214,7 @@ impl JitFunction {
         def: TreeDef,
         leaves: Vec<Array>,
         statics: u64,
+        call: u64,
         body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
     ) -> Arc<Compiled> {
         // A body may call its own function again with concrete arguments (a new signature):
@@ -220,7 +223,7 @@ impl JitFunction {
         let reentered = COMPILING.with(|c| c.borrow().contains(&me));
         let _one_at_a_time =
             (!reentered).then(|| self.tracing.lock().unwrap_or_else(|e| e.into_inner()));
-        if let Some(found) = self.lookup(hash, &def, &leaves, statics) {
+        if let Some(found) = self.lookup(hash, &def, &leaves, statics, call) {
             return found;
         }
         let _compiling = Compiling::enter(me);
@@ -232,7 +235,7 @@ impl JitFunction {
         self.traces.fetch_add(1, Ordering::Relaxed);
         self.trace_nanos.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let signature = Signature { def, leaves: avals, statics };
-        let last_used = AtomicU64::new(USE_CLOCK.fetch_add(1, Ordering::Relaxed));
+        let last_used = AtomicU64::new(call);
         let entry = Entry { signature, compiled: compiled.clone(), last_used };
         let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
         let capacity = self.capacity.load(Ordering::Relaxed).max(1);
@@ -273,10 +276,12 @@ impl JitFunction {
     /// The cache's counters.
     pub fn info(&self) -> CacheInfo {
         let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
+        let misses = self.misses.load(Ordering::Relaxed);
         CacheInfo {
             plans: plans.values().map(Vec::len).sum(),
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
+            // (A call counts as a miss a moment after it counts as a call.)
+            hits: self.calls.load(Ordering::Relaxed).saturating_sub(misses),
+            misses,
             traces: self.traces.load(Ordering::Relaxed),
             trace_time: Duration::from_nanos(self.trace_nanos.load(Ordering::Relaxed)),
             evictions: self.evictions.load(Ordering::Relaxed),
@@ -290,7 +295,18 @@ impl JitFunction {
     }
 }
 
+/// The vectors a call flattens its arguments into and receives its outputs in, kept from one
+/// call to the next on a thread so that a cached call does not allocate them. A call made
+/// while another holds them (a call in a function being traced) makes its own.
+#[derive(Default)]
+struct CallScratch {
+    leaves: Vec<Array>,
+    def: TreeDef,
+    outputs: Vec<Array>,
+}
+
 thread_local! {
+    static CALL_SCRATCH: Cell<CallScratch> = Cell::default();
     /// The jit functions this thread is tracing now (by address), innermost last.
     static COMPILING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }

@@ -2,6 +2,7 @@
 //! with buffer lifetimes worked out, run on the CPU kernels without re-checking shapes (the
 //! shape rules ran when it was traced).
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -130,7 +131,14 @@ impl Plan {
     /// virtual machine costs more than a kernel on a 64K-element tile. On a pool thread the
     /// plan wakes nobody and waits for nobody: its kernels' halves are stolen by idle
     /// threads or run by the thread itself.
-    pub fn run(&self, args: Vec<Array>) -> Vec<Array> {
+    pub fn run(&self, args: impl IntoIterator<Item = Array> + Send) -> Vec<Array> {
+        let mut results = Vec::new();
+        self.run_into(args, &mut results);
+        results
+    }
+
+    /// Runs the plan as [`Plan::run`] does, appending its results to `results`.
+    pub fn run_into(&self, args: impl IntoIterator<Item = Array> + Send, results: &mut Vec<Array>) {
         // A pmap shard stays on its own thread: its collectives and devices are in its
         // thread's context, and its peers block in collectives until it joins them. (Small
         // plans, the dispatch-bound ones, skip both thread-local checks.)
@@ -138,9 +146,9 @@ impl Plan {
             && rayon::current_thread_index().is_none()
             && !crate::device::spmd::in_shard();
         if hop {
-            return self.run_on_pool(args);
+            return self.run_on_pool(args, results);
         }
-        self.run_here(args)
+        self.run_here(args, results)
     }
 
     /// Runs the plan on a pool thread while this thread waits for it.
@@ -150,7 +158,7 @@ impl Plan {
     /// plan worth a hop often takes less time than the wake-up. (On the W5 hessian, 10-20%
     /// faster over a blocking wait, in each of eight paired runs.) Yielding rather than
     /// spinning leaves the processor to the pool threads that run the plan.
-    fn run_on_pool(&self, args: Vec<Array>) -> Vec<Array> {
+    fn run_on_pool(&self, args: impl IntoIterator<Item = Array> + Send, results: &mut Vec<Array>) {
         /// Marks the run finished, also when it unwinds (the scope then re-raises the panic).
         struct Finished<'a>(&'a AtomicBool);
         impl Drop for Finished<'_> {
@@ -159,80 +167,117 @@ impl Plan {
             }
         }
         let finished = AtomicBool::new(false);
-        let mut results = Vec::new();
         rayon::in_place_scope(|scope| {
             scope.spawn(|_| {
                 let _finished = Finished(&finished);
-                results = self.run_here(args);
+                self.run_here(args, results);
             });
             let start = Instant::now();
             while !finished.load(Ordering::Acquire) && start.elapsed() < YIELD_WAIT {
                 std::thread::yield_now();
             }
         });
-        results
     }
 
-    fn run_here(&self, args: Vec<Array>) -> Vec<Array> {
+    fn run_here(&self, args: impl IntoIterator<Item = Array>, results: &mut Vec<Array>) {
         let p = &self.program;
-        let mut env: Vec<Option<Array>> = vec![None; p.avals.len()];
+        let Scratch { mut env, mut group_inputs, mut group_results } = SCRATCH.take();
+        env.resize(p.avals.len(), None);
         for (var, arg) in p.inputs.iter().zip(args) {
             env[var.index()] = Some(arg);
         }
-        let read = |env: &[Option<Array>], atom: &Atom| match atom {
-            Atom::Var(v) => env[v.index()].clone().expect("defined before use"),
-            Atom::Const(c) => c.clone(),
-        };
         for planned in &self.steps {
             match &planned.step {
-                Step::Single(i) => {
-                    let eqn = &p.equations[*i];
-                    let results = {
-                        let inputs: Vec<&Array> = eqn
-                            .inputs
-                            .iter()
-                            .map(|atom| match atom {
-                                Atom::Var(v) => {
-                                    env[v.index()].as_ref().expect("defined before use")
-                                }
-                                Atom::Const(c) => c,
-                            })
-                            .collect();
-                        eqn.prim.eval(&inputs, &planned.outputs)
-                    };
-                    release(&mut env, &planned.release);
-                    for (var, value) in eqn.outputs.iter().zip(results) {
-                        env[var.index()] = Some(value);
-                    }
-                }
+                Step::Single(i) => run_single(p, *i, planned, &mut env),
                 Step::Fused(group) => {
-                    let inputs = group
-                        .inputs
-                        .iter()
-                        .zip(&planned.move_in)
-                        .map(|((atom, _), &moved)| match atom {
+                    group_inputs.extend(group.inputs.iter().zip(&planned.move_in).map(
+                        |((atom, _), &moved)| match atom {
                             Atom::Var(v) if moved => {
                                 env[v.index()].take().expect("defined before use")
                             }
                             _ => read(&env, atom),
-                        })
-                        .collect();
-                    let results = fused::run(group, inputs);
+                        },
+                    ));
+                    fused::run(group, &mut group_inputs, &mut group_results);
+                    group_inputs.clear();
                     release(&mut env, &planned.release);
-                    let defined = group.outputs.iter().map(|o| o.var);
-                    let defined = defined.chain(group.reduction.as_ref().map(|r| r.out));
-                    for (var, value) in defined.zip(results) {
-                        env[var.index()] = Some(value);
-                    }
-                    for (var, o, aval) in &group.aliases {
-                        let output = env[group.outputs[*o].var.index()].as_ref();
-                        let output = output.expect("bound just above");
-                        env[var.index()] = Some(output.with_shape(aval.shape.clone()));
-                    }
+                    bind_group_results(group, group_results.drain(..), &mut env);
                 }
             }
         }
-        p.outputs.iter().map(|atom| read(&env, atom)).collect()
+        let outputs = p.outputs.iter().enumerate().map(|(i, atom)| match atom {
+            // The last output a variable gives takes its value; earlier ones share it.
+            Atom::Var(v) if !p.outputs[i + 1..].iter().any(|a| a.var() == Some(*v)) => {
+                env[v.index()].take().expect("defined before use")
+            }
+            _ => read(&env, atom),
+        });
+        results.extend(outputs);
+        env.clear();
+        SCRATCH.set(Scratch { env, group_inputs, group_results });
+    }
+}
+
+/// Vectors that runs of plans reuse from one call to the next on the same thread, so that a
+/// cached call of a small function allocates little besides its outputs. A run nested in a
+/// step of another (a scan body's plan) finds them taken and makes its own.
+#[derive(Default)]
+struct Scratch {
+    /// The value of each live variable.
+    env: Vec<Option<Array>>,
+    /// The inputs of the fused group being run.
+    group_inputs: Vec<Array>,
+    /// Its results.
+    group_results: Vec<Array>,
+}
+
+thread_local! {
+    static SCRATCH: Cell<Scratch> = Cell::default();
+}
+
+fn read(env: &[Option<Array>], atom: &Atom) -> Array {
+    match atom {
+        Atom::Var(v) => env[v.index()].clone().expect("defined before use"),
+        Atom::Const(c) => c.clone(),
+    }
+}
+
+/// Runs equation `i` of `p` on its own and binds its outputs.
+fn run_single(p: &Program, i: usize, planned: &Planned, env: &mut [Option<Array>]) {
+    let eqn = &p.equations[i];
+    let results = {
+        let inputs: Vec<&Array> = eqn
+            .inputs
+            .iter()
+            .map(|atom| match atom {
+                Atom::Var(v) => env[v.index()].as_ref().expect("defined before use"),
+                Atom::Const(c) => c,
+            })
+            .collect();
+        eqn.prim.eval(&inputs, &planned.outputs)
+    };
+    release(env, &planned.release);
+    for (var, value) in eqn.outputs.iter().zip(results) {
+        env[var.index()] = Some(value);
+    }
+}
+
+/// Binds a fused group's outputs, its reduction's result and the reshaped views of them that
+/// the group stands for.
+fn bind_group_results(
+    group: &fusion::FusedGroup,
+    results: impl Iterator<Item = Array>,
+    env: &mut [Option<Array>],
+) {
+    let defined = group.outputs.iter().map(|o| o.var);
+    let defined = defined.chain(group.reduction.as_ref().map(|r| r.out));
+    for (var, value) in defined.zip(results) {
+        env[var.index()] = Some(value);
+    }
+    for (var, o, aval) in &group.aliases {
+        let output = env[group.outputs[*o].var.index()].as_ref();
+        let output = output.expect("bound just above");
+        env[var.index()] = Some(output.with_shape(aval.shape.clone()));
     }
 }
 

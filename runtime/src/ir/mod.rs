@@ -41,6 +41,16 @@ pub enum Atom {
     Const(Array),
 }
 
+impl Atom {
+    /// The variable, if this atom is one.
+    pub fn var(&self) -> Option<Var> {
+        match self {
+            Atom::Var(v) => Some(*v),
+            Atom::Const(_) => None,
+        }
+    }
+}
+
 /// Where in the user's source an equation came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Span {

@@ -181,7 +181,7 @@ impl Primitive for BinaryOp {
             let bv = b.as_slice::<T>().expect("the shape rule checked the dtypes agree");
             eval_typed(*self, (av, a.shape()), (bv, b.shape()), &out.shape)
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(

@@ -341,7 +341,7 @@ impl Primitive for ConvGeneralDilated {
         let geometry =
             self.geometry(lhs.shape(), rhs.shape()).expect("the shape rule accepted these shapes");
         let buffer = conv(lhs.buffer(), rhs.buffer(), &geometry);
-        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+        vec![Array::from_buffer(&outputs[0].shape, buffer, outputs[0].weak)]
     }
 
     /// Bilinear: `conv(dx, k) + conv(x, dk)`.

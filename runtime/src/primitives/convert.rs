@@ -44,7 +44,7 @@ impl Primitive for Convert {
         if x.dtype() == self.dtype {
             return vec![x.with_weak_type(out.weak)];
         }
-        vec![Array::from_buffer(out.shape.clone(), x.buffer().cast(self.dtype), out.weak)]
+        vec![Array::from_buffer(&out.shape, x.buffer().cast(self.dtype), out.weak)]
     }
 
     fn jvp(

@@ -149,7 +149,7 @@ impl Primitive for Gather {
         let buffer = crate::with_buffer!(x.buffer(), |v: T| {
             T::wrap(copy::gather_axis(v, layout, &indices, clip, fill_value::<T>()))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(
@@ -315,7 +315,7 @@ impl Primitive for Scatter {
             copy::scatter_axis(&mut dst, layout, &indices, u, clip, combine);
             T::wrap(dst)
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(

@@ -212,7 +212,7 @@ impl Primitive for DotGeneral {
             let r = rhs.as_slice::<T>().expect("the shape rule checked the dtypes agree");
             T::wrap(self.contract(l, lhs.shape(), r, rhs.shape()))
         });
-        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+        vec![Array::from_buffer(&outputs[0].shape, buffer, outputs[0].weak)]
     }
 
     fn jvp(

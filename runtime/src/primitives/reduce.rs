@@ -223,7 +223,7 @@ impl Primitive for Reduce {
             Buffer::U32(v) => Buffer::U32(fold_numbers(op, v, shape, axes, same)),
             Buffer::U64(v) => Buffer::U64(fold_numbers(op, v, shape, axes, same)),
         };
-        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+        vec![Array::from_buffer(&outputs[0].shape, buffer, outputs[0].weak)]
     }
 
     fn jvp(
@@ -367,7 +367,7 @@ impl Primitive for ArgReduce {
             ArgOp::Max => arg_reduce(v, shape, axis, beats_max::<T>),
             ArgOp::Min => arg_reduce(v, shape, axis, beats_min::<T>),
         });
-        vec![Array::from_buffer(outputs[0].shape.clone(), Buffer::I32(indices), false)]
+        vec![Array::from_buffer(&outputs[0].shape, Buffer::I32(indices), false)]
     }
 }
 
@@ -469,7 +469,7 @@ impl Primitive for Cumulative {
             Buffer::U32(v) => Buffer::U32(scan_numbers(op, v, shape, axis, rev, same, same)),
             Buffer::U64(v) => Buffer::U64(scan_numbers(op, v, shape, axis, rev, same, same)),
         };
-        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+        vec![Array::from_buffer(&outputs[0].shape, buffer, outputs[0].weak)]
     }
 
     fn jvp(

@@ -58,7 +58,7 @@ impl Primitive for Select {
                 |c, x, y| if c { x } else { y },
             ))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(

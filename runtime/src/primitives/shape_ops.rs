@@ -134,7 +134,7 @@ impl Primitive for Transpose {
         let buffer = crate::with_buffer!(x.buffer(), |v: T| {
             T::wrap(copy::transpose(v, x.shape(), &self.permutation))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(
@@ -240,7 +240,7 @@ impl Primitive for BroadcastInDim {
         let buffer = crate::with_buffer!(x.buffer(), |v: T| {
             T::wrap(copy::strided_copy(v, 0, &strides, &out.shape))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(
@@ -333,7 +333,7 @@ impl Primitive for Concatenate {
                 .collect();
             T::wrap(copy::concatenate(&parts, outer))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(
@@ -441,7 +441,7 @@ impl Primitive for Slice {
         let buffer = crate::with_buffer!(x.buffer(), |v: T| {
             T::wrap(copy::strided_copy(v, offset, &strides, &out.shape))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(
@@ -522,7 +522,7 @@ impl Primitive for Rev {
         let buffer = crate::with_buffer!(x.buffer(), |v: T| {
             T::wrap(copy::strided_copy(v, offset, &strides, &out.shape))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(
@@ -623,7 +623,7 @@ impl Primitive for Pad {
             let value = inputs[1].as_slice::<T>().expect("checked")[0];
             T::wrap(copy::pad(v, &axes, &out.shape, value))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, out.weak)]
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(
@@ -715,7 +715,7 @@ impl Primitive for Iota {
                 }
             }))
         });
-        vec![Array::from_buffer(out.shape.clone(), buffer, false)]
+        vec![Array::from_buffer(&out.shape, buffer, false)]
     }
 }
 

@@ -212,7 +212,7 @@ impl Primitive for UnaryOp {
             Buffer::U32(v) => int_op(*self, v),
             Buffer::U64(v) => int_op(*self, v),
         };
-        vec![Array::from_buffer(outputs[0].shape.clone(), buffer, outputs[0].weak)]
+        vec![Array::from_buffer(&outputs[0].shape, buffer, outputs[0].weak)]
     }
 
     fn jvp(

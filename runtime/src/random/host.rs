@@ -37,7 +37,7 @@ pub(super) fn sort_by_keys(keys: &[u32], x: &Array, axis: usize) -> Array {
         }
         <T as Element>::wrap(out)
     });
-    Array::from_buffer(x.shape().to_vec(), buffer, x.is_weak())
+    Array::from_buffer(x.shape(), buffer, x.is_weak())
 }
 
 /// `jnp.take(x, idx, axis)` for a flat list of in-range indices: the result has `x`'s shape
@@ -56,7 +56,7 @@ pub(super) fn take_axis(x: &Array, idx: &[usize], axis: usize) -> Array {
     });
     let mut shape = x.shape().to_vec();
     shape[axis] = idx.len();
-    Array::from_buffer(shape, buffer, x.is_weak())
+    Array::from_buffer(&shape, buffer, x.is_weak())
 }
 
 /// `jnp.argmax(v, axis)` as `int32`: the first index of the maximum of each lane, or of its

@@ -116,6 +116,11 @@ impl TreeDef {
         TreeDef::default()
     }
 
+    /// Empties the structure, to flatten another tree into it.
+    pub(crate) fn clear(&mut self) {
+        self.nodes.clear();
+    }
+
     /// Appends a node (used by `Tree` implementations).
     pub fn push(&mut self, node: Node) {
         self.nodes.push(node);

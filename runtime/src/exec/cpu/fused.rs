@@ -24,18 +24,24 @@ use crate::exec::fusion::{FusedGroup, Layout, Load, Output, ReduceLayout, Reduct
 use crate::primitives::{Aval, Primitive, Reduce, Transpose};
 
 /// Runs `group` on its inputs (in [`FusedGroup::inputs`] order; an input passed with no other
-/// owner may lend its buffer to an output). Returns the outputs, then the reduction's result.
-pub fn run(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
+/// owner may lend its buffer to an output) and appends to `results` the outputs, then the
+/// reduction's result. The caller clears `inputs` afterwards (both are vectors reused from
+/// run to run).
+pub fn run(group: &FusedGroup, inputs: &mut Vec<Array>, results: &mut Vec<Array>) {
+    match group.slice_dtype {
+        Some(DType::F32) => super::fused_float::run::<f32>(group, inputs, results),
+        Some(DType::F64) => super::fused_float::run::<f64>(group, inputs, results),
+        _ => results.extend(run_generic(group, std::mem::take(inputs))),
+    }
+}
+
+/// Runs a group with the ops' own kernels, tile by tile.
+fn run_generic(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
     let n = group.len();
     let row = group.row_len();
     let rows = n / row;
     let rows_per_tile = (TILE / row).max(1);
     let tiles = rows.div_ceil(rows_per_tile);
-    match group.slice_dtype {
-        Some(DType::F32) => return super::fused_float::run::<f32>(group, &inputs),
-        Some(DType::F64) => return super::fused_float::run::<f64>(group, &inputs),
-        _ => {}
-    }
     if tiles == 1 {
         return run_whole(group, inputs);
     }
@@ -72,7 +78,7 @@ pub fn run(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
     let mut results: Vec<Array> = outputs
         .into_iter()
         .zip(&group.outputs)
-        .map(|(buf, o)| lay_out(o, Array::from_buffer(group.shape.clone(), buf, o.aval.weak)))
+        .map(|(buf, o)| lay_out(o, Array::from_buffer(&group.shape, buf, o.aval.weak)))
         .collect();
     if let Some(r) = &group.reduction {
         results.push(combine(r, partials.into_iter().flatten().collect()));
@@ -249,13 +255,13 @@ fn combine(r: &Reduction, partials: Vec<Array>) -> Array {
     let parts: Vec<&Buffer> = partials.iter().map(Array::buffer).collect();
     let joined = concat(dtype, &parts);
     match r.layout {
-        ReduceLayout::Rows { .. } => Array::from_buffer(r.aval.shape.clone(), joined, r.aval.weak),
+        ReduceLayout::Rows { .. } => Array::from_buffer(&r.aval.shape, joined, r.aval.weak),
         ReduceLayout::Columns { kept } => {
-            let stacked = Array::from_buffer(vec![partials.len(), kept], joined, r.aval.weak);
+            let stacked = Array::from_buffer(&[partials.len(), kept], joined, r.aval.weak);
             let reduce = Reduce { op: r.op, axes: vec![0] };
             let aval = Aval { shape: vec![kept], dtype, weak: r.aval.weak };
             let flat = reduce.eval(&[&stacked], std::slice::from_ref(&aval)).remove(0);
-            Array::from_buffer(r.aval.shape.clone(), flat.buffer().clone(), r.aval.weak)
+            Array::from_buffer(&r.aval.shape, flat.buffer().clone(), r.aval.weak)
         }
     }
 }
@@ -293,11 +299,9 @@ impl Read {
     fn new(load: &Load, input: &Array) -> Read {
         match load {
             Load::Full => Read::Full(RawBuf::reading(input.buffer()), input.is_weak()),
-            Load::Scalar => Read::Scalar(Array::from_buffer(
-                Vec::new(),
-                input.buffer().clone(),
-                input.is_weak(),
-            )),
+            Load::Scalar => {
+                Read::Scalar(Array::from_buffer(&[], input.buffer().clone(), input.is_weak()))
+            }
             Load::Strided(strides) => Read::Strided(input.clone(), strides.clone()),
         }
     }
@@ -305,15 +309,13 @@ impl Read {
     /// The tile of this input over flat range `start..start + len`, shaped `shape`.
     fn tile(&self, full: &[usize], start: usize, len: usize, shape: &[usize]) -> Array {
         match self {
-            Read::Full(raw, weak) => {
-                Array::from_buffer(shape.to_vec(), raw.read(start, len), *weak)
-            }
+            Read::Full(raw, weak) => Array::from_buffer(shape, raw.read(start, len), *weak),
             Read::Scalar(a) => a.clone(),
             Read::Strided(a, strides) => {
                 let buffer = crate::with_buffer!(a.buffer(), |v: T| {
                     T::wrap(gather(v, strides, full, start, len))
                 });
-                Array::from_buffer(shape.to_vec(), buffer, a.is_weak())
+                Array::from_buffer(shape, buffer, a.is_weak())
             }
         }
     }

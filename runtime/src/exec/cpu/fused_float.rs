@@ -6,6 +6,7 @@
 //! caches whose inputs are all read in place run in short chunks instead of tiles and
 //! sub-tiles ([`Chunks`]), and groups of a few elements run on the stack ([`run_small`]).
 
+use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::slice;
 
@@ -14,7 +15,7 @@ use rayon::prelude::*;
 use super::pool;
 use crate::array::Array;
 use crate::dtype::Element;
-use crate::exec::fusion::{FusedGroup, Layout, Load, Value, TILE};
+use crate::exec::fusion::{FusedGroup, Layout, Load, Output, Value, TILE};
 use crate::primitives::binary::{self, Scalar};
 use crate::primitives::unary::{self, Real};
 use crate::primitives::{SliceOp, Src};
@@ -43,9 +44,13 @@ unsafe impl<T> Send for Sink<T> {}
 unsafe impl<T> Sync for Sink<T> {}
 
 /// Runs `group` (whose [`FusedGroup::slice_dtype`] is `T`) on its inputs.
-pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec<Array> {
-    if let Some(outputs) = run_small::<T>(group, inputs) {
-        return outputs;
+pub(crate) fn run<T: Real + Scalar>(
+    group: &FusedGroup,
+    inputs: &[Array],
+    results: &mut Vec<Array>,
+) {
+    if run_small::<T>(group, inputs, results) {
+        return;
     }
     let n = group.len();
     let (reads, layout) = plan_reads::<T>(group);
@@ -101,7 +106,7 @@ pub(crate) fn run<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Vec
     } else {
         (0..tiles).into_par_iter().for_each(tile);
     }
-    wrap_outputs(group, outputs)
+    wrap_outputs(group, outputs, results);
 }
 
 /// The group's input `a`, of the group's dtype `T`.
@@ -109,22 +114,34 @@ fn typed<T: Element>(a: &Array) -> &[T] {
     a.as_slice::<T>().expect("the group's inputs are all T")
 }
 
-/// Groups of at most this many elements, with at most [`SMALL_SLOTS`] tile buffers and no
-/// broadcast inputs, run in [`run_small`].
+/// Groups of at most this many elements, with at most [`SMALL_SLOTS`] tile buffers, at most
+/// [`SMALL_OUTPUTS`] outputs and no broadcast input run on the stack (see [`run_small`]).
 const SMALL_LEN: usize = 16;
 const SMALL_SLOTS: usize = 16;
+const SMALL_OUTPUTS: usize = 8;
 
 /// Runs a small group (see [`SMALL_LEN`]) on the calling thread, its values in buffers on the
-/// stack, and returns its outputs; returns `None` for other groups. On a jitted scalar
-/// function the tile machinery of [`run`] (read plans, scratch buffers from the pool, the
-/// parallel loop) costs more than the ops themselves.
-fn run_small<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Option<Vec<Array>> {
+/// stack, and appends its outputs to `results`; returns false, doing nothing, for other
+/// groups. On a jitted scalar function the tile machinery of [`run`] (read plans, scratch
+/// buffers from the pool, the parallel loop) costs more than the ops themselves.
+fn run_small<T: Real + Scalar>(
+    group: &FusedGroup,
+    inputs: &[Array],
+    results: &mut Vec<Array>,
+) -> bool {
     let n = group.len();
     let broadcast = group.inputs.iter().any(|(_, load)| matches!(load, Load::Strided(_)));
-    if n > SMALL_LEN || group.arena_slots > SMALL_SLOTS || broadcast {
-        return None;
+    if n > SMALL_LEN
+        || group.arena_slots > SMALL_SLOTS
+        || group.outputs.len() > SMALL_OUTPUTS
+        || broadcast
+    {
+        return false;
     }
-    let mut outputs: Vec<Vec<T>> = group.outputs.iter().map(|_| vec![T::from_i64(0); n]).collect();
+    let mut outputs: [Vec<T>; SMALL_OUTPUTS] = Default::default();
+    for (values, _) in outputs.iter_mut().zip(&group.outputs) {
+        *values = vec![T::from_i64(0); n];
+    }
     let base = outputs.as_mut_ptr();
     let chunks = Chunks {
         group,
@@ -137,15 +154,22 @@ fn run_small<T: Real + Scalar>(group: &FusedGroup, inputs: &[Array]) -> Option<V
         sink: |o: usize| unsafe { (*base.add(o)).as_mut_ptr() },
         stream: false,
     };
-    let mut values = [T::from_i64(0); SMALL_LEN * SMALL_SLOTS];
+    // Only the slots' first `n` elements are used: set those (the whole array is 1-2 KiB).
+    let mut values = [const { MaybeUninit::<T>::uninit() }; SMALL_LEN * SMALL_SLOTS];
+    let values = &mut values[..n * group.arena_slots];
+    values.fill(MaybeUninit::new(T::from_i64(0)));
+    // SAFETY: every element of `values` was initialized just above, and `MaybeUninit<T>` has
+    // the layout of `T`.
+    let values = unsafe { &mut *(values as *mut [MaybeUninit<T>] as *mut [T]) };
     // SAFETY: each output holds `n` elements; nothing else touches them meanwhile.
-    unsafe { chunks.run_widest(&mut values, SMALL_LEN, 0, n) };
+    unsafe { chunks.run_widest(values, n, 0, n) };
     for (output, values) in group.outputs.iter().zip(&mut outputs) {
         if let Layout::Transposed { rows, cols } = output.layout {
             *values = super::copy::transpose(values, &[rows, cols], &[1, 0]);
         }
     }
-    Some(wrap_outputs(group, outputs))
+    wrap_outputs(group, outputs, results);
+    true
 }
 
 /// Bytes per value in a chunk of a streamed group whose inputs are all read in place (see
@@ -298,12 +322,14 @@ unsafe fn at_range<'x, T>(base: *mut T, range: &Range<usize>) -> &'x mut [T] {
 }
 
 /// The group's outputs as arrays.
-fn wrap_outputs<T: Real + Scalar>(group: &FusedGroup, outputs: Vec<Vec<T>>) -> Vec<Array> {
-    outputs
-        .into_iter()
-        .zip(&group.outputs)
-        .map(|(v, o)| Array::from_buffer(o.aval.shape.clone(), T::wrap(v), o.aval.weak))
-        .collect()
+fn wrap_outputs<T: Real + Scalar>(
+    group: &FusedGroup,
+    outputs: impl IntoIterator<Item = Vec<T>>,
+    results: &mut Vec<Array>,
+) {
+    let wrap =
+        |(v, o): (Vec<T>, &Output)| Array::from_buffer(&o.aval.shape, T::wrap(v), o.aval.weak);
+    results.extend(outputs.into_iter().zip(&group.outputs).map(wrap));
 }
 
 /// Elements per parallel task: enough that per-task work (taking the scratch buffer, the

@@ -361,7 +361,7 @@ impl Stacked {
 
     /// The stacked output, once every row is written.
     fn finish(self) -> Array {
-        Array::from_buffer(self.aval.shape.as_slice(), self.buffer, self.aval.weak)
+        Array::from_buffer(&self.aval.shape, self.buffer, self.aval.weak)
     }
 }
 

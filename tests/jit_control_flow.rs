@@ -722,6 +722,31 @@ fn products_with_ones_that_change_nothing_are_dropped() {
 }
 
 #[jit]
+fn shuffled(x: &Array) -> Array {
+    let back = x.transpose(Some(&[1, 0, 2])).transpose(Some(&[1, 0, 2]));
+    let rolled = x.transpose(Some(&[1, 2, 0])).transpose(Some(&[1, 2, 0]));
+    let flat = x.reshape([6, 4]).reshape([24]).reshape([2, 3, 4]);
+    (back + flat) * rolled.transpose(Some(&[1, 2, 0]))
+}
+
+#[test]
+fn chains_of_transposes_and_reshapes_compose_into_one_or_none() {
+    let x = jnp::arange(24.0).reshape([2, 3, 4]);
+    // A transpose undone and a reshape back to the shape it started from vanish; two
+    // transposes that roll the axes twice are one; the last one completes the cycle.
+    assert_eq!(
+        shuffled::jaxpr(&x).simplified.to_string(),
+        "\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4] = add a a
+    c:f32[2,3,4] = mul b a
+  in (c,) }"
+    );
+    let x3 = &x * &x * 2.0;
+    assert_eq!(vals(&shuffled(&x)), vals(&x3));
+}
+
+#[jit]
 fn with_constants(x: &Array) -> Array {
     let ramp = jnp::arange(3.0) * 2.0;
     (x + &ramp) * jnp::ones([2, 3]) + &ramp

@@ -110,6 +110,13 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     fn passes_through(&self, _constants: &[Option<&Array>]) -> Option<usize> {
         None
     }
+    /// The one primitive that applying this one to the result of `inner` amounts to, both
+    /// taking one operand: `transpose(transpose(x))` is one transpose of `x`,
+    /// `reshape(reshape(x))` one reshape. The simplifier rewrites such chains (and drops the
+    /// composed primitive too when it passes its operand through).
+    fn compose_after(&self, _inner: &dyn Primitive) -> Option<Arc<dyn Primitive>> {
+        None
+    }
     /// Forward-mode derivative: the outputs at `primals` and their tangents, given the
     /// operands' tangents (`None` is a symbolic zero, as for integer operands). Rules bind
     /// primitives that have rules themselves, so derivatives nest to any order. Called only

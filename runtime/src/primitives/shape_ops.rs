@@ -4,7 +4,9 @@
 //! They move elements without computing on them. `reshape` is free (the result shares the
 //! buffer); the others copy through the kernels in [`crate::exec::cpu::copy`].
 
-use super::{bind1, describe, expect_arity, tuple, Aval, Fusion, Primitive};
+use std::sync::Arc;
+
+use super::{bind1, describe, expect_arity, tuple, Aval, Fusion, Primitive, PrimitiveClone};
 use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::copy::{self, PadAxis};
@@ -39,6 +41,16 @@ impl Primitive for Reshape {
 
     fn params(&self) -> String {
         format!("new_sizes={}", tuple(&self.new_sizes))
+    }
+
+    /// A reshape of a reshape is one reshape: the order of the elements never changes.
+    fn compose_after(&self, inner: &dyn Primitive) -> Option<Arc<dyn Primitive>> {
+        matches!(inner.fusion(), Fusion::Reshape).then(|| self.clone_arc())
+    }
+
+    /// A reshape to the operand's own shape (the simplifier checks the avals).
+    fn passes_through(&self, _constants: &[Option<&Array>]) -> Option<usize> {
+        Some(0)
     }
 
     fn name(&self) -> String {
@@ -109,6 +121,19 @@ impl Primitive for Transpose {
 
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Transpose { permutation: &self.permutation }
+    }
+
+    /// Output axis `i` of this transpose is axis `permutation[i]` of the inner one's result,
+    /// which is axis `inner[permutation[i]]` of its operand.
+    fn compose_after(&self, inner: &dyn Primitive) -> Option<Arc<dyn Primitive>> {
+        let Fusion::Transpose { permutation: inner } = inner.fusion() else { return None };
+        let permutation = self.permutation.iter().map(|&p| inner[p]).collect();
+        Some(Arc::new(Transpose { permutation }))
+    }
+
+    /// The identity permutation.
+    fn passes_through(&self, _constants: &[Option<&Array>]) -> Option<usize> {
+        self.permutation.iter().enumerate().all(|(i, &p)| i == p).then_some(0)
     }
 
     fn name(&self) -> String {

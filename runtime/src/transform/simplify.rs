@@ -44,8 +44,15 @@ fn fold_and_merge(program: &Program) -> Program {
         Atom::Var(v) => subst.get(v).cloned().unwrap_or(Atom::Var(*v)),
         c => c.clone(),
     };
+    // The kept equation that defines each variable.
+    let mut defined_by: HashMap<Var, usize> = HashMap::new();
     for eqn in &program.equations {
         let inputs: Vec<Atom> = eqn.inputs.iter().map(|a| resolve(&subst, a)).collect();
+        let composed = compose(eqn, &inputs, &defined_by, &equations);
+        let (eqn, inputs) = match &composed {
+            Some(composed) => (composed, composed.inputs.clone()),
+            None => (eqn, inputs),
+        };
         if let Some(values) = fold(eqn, &inputs, program) {
             for (var, value) in eqn.outputs.iter().zip(values) {
                 subst.insert(*var, Atom::Const(value));
@@ -70,10 +77,30 @@ fn fold_and_merge(program: &Program) -> Program {
             }
             seen.insert(key, eqn.outputs.clone());
         }
+        for var in &eqn.outputs {
+            defined_by.insert(*var, equations.len());
+        }
         equations.push(Equation { inputs, prim: simplify_subprograms(eqn), ..eqn.clone() });
     }
     let outputs = program.outputs.iter().map(|a| resolve(&subst, a)).collect();
     Program { equations, outputs, ..program.clone() }
+}
+
+/// The equation as one primitive applied to the operand of the one-operand equation that
+/// defines its operand, when the two primitives compose (see [`Primitive::compose_after`]).
+fn compose(
+    eqn: &Equation,
+    inputs: &[Atom],
+    defined_by: &HashMap<Var, usize>,
+    equations: &[Equation],
+) -> Option<Equation> {
+    let [Atom::Var(operand)] = inputs else { return None };
+    let inner = &equations[*defined_by.get(operand)?];
+    if inner.inputs.len() != 1 || inner.outputs.len() != 1 || eqn.outputs.len() != 1 {
+        return None;
+    }
+    let prim = eqn.prim.compose_after(inner.prim.as_ref())?;
+    Some(Equation { prim, inputs: inner.inputs.clone(), ..eqn.clone() })
 }
 
 /// The operand an equation's single result equals, if its primitive says so for these

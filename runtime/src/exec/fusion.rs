@@ -177,7 +177,7 @@ struct Building {
     /// Member equations (elementwise ops, absorbed broadcasts and reshapes), in program order.
     members: Vec<usize>,
     reduction: Option<usize>,
-    /// Transposes of member values that end the group (see [`absorb_transpose`]).
+    /// Transposes of member values that end the group (see [`Partition::absorb_transpose`]).
     transposes: Vec<usize>,
     state: State,
 }
@@ -196,156 +196,166 @@ pub fn partition(program: &Program, fuse: bool) -> Vec<Step> {
     if !fuse {
         return (0..program.equations.len()).map(Step::Single).collect();
     }
-    let mut groups: Vec<Building> = Vec::new();
-    // The group that defines each variable (indices into `groups`, which never move).
-    let mut defined_in: HashMap<Var, usize> = HashMap::new();
-    let mut alias: Vec<usize> = Vec::new();
-    for (i, eqn) in program.equations.iter().enumerate() {
+    let mut pass = Partition::new(program);
+    for i in 0..program.equations.len() {
+        pass.place(i);
+    }
+    emit(program, pass.groups, &pass.alias)
+}
+
+/// The partition pass over one program: the groups so far and which defines each variable.
+struct Partition<'p> {
+    program: &'p Program,
+    groups: Vec<Building>,
+    /// For each group, the group it was merged into (itself while it is not merged).
+    alias: Vec<usize>,
+    /// The group that defines each variable (indices into `groups`, which never move).
+    defined_in: HashMap<Var, usize>,
+}
+
+impl<'p> Partition<'p> {
+    fn new(program: &'p Program) -> Partition<'p> {
+        Partition { program, groups: Vec::new(), alias: Vec::new(), defined_in: HashMap::new() }
+    }
+
+    /// Adds equation `i` to a group if it can join one, or closes the groups it reads from.
+    fn place(&mut self, i: usize) {
+        let program = self.program;
+        let eqn = &program.equations[i];
         let out_aval = eqn.outputs.first().map(|v| program.aval(*v));
         let joined = match (eqn.prim.fusion(), out_aval) {
             (Fusion::Elementwise | Fusion::Broadcast { .. }, Some(aval))
                 if eqn.outputs.len() == 1 && aval.shape.iter().product::<usize>() > 0 =>
             {
-                join(&mut groups, &mut alias, &defined_in, program, i, &aval.shape)
+                self.join(i, &aval.shape)
             }
-            (Fusion::Reduce { axes, .. }, Some(_)) => {
-                end_with_reduction(&mut groups, &alias, &defined_in, program, i, axes)
-            }
-            (Fusion::Reshape, Some(aval)) => {
-                rename(&mut groups, &alias, &defined_in, program, i, &aval.shape)
-            }
-            (Fusion::Transpose { permutation }, Some(_)) => {
-                absorb_transpose(&mut groups, &alias, &defined_in, program, i, permutation)
-            }
+            (Fusion::Reduce { axes, .. }, Some(_)) => self.end_with_reduction(i, axes),
+            (Fusion::Reshape, Some(aval)) => self.rename(i, &aval.shape),
+            (Fusion::Transpose { permutation }, Some(_)) => self.absorb_transpose(i, permutation),
             _ => None,
         };
-        if joined.is_none() {
+        match joined {
+            Some(g) => {
+                for v in &eqn.outputs {
+                    self.defined_in.insert(*v, g);
+                }
+            }
             // Every group this equation reads from is closed: it must run before this one.
-            for atom in &eqn.inputs {
-                if let Atom::Var(v) = atom {
-                    if let Some(&g) = defined_in.get(v) {
-                        groups[root(&alias, g)].state = State::Closed;
+            None => {
+                for atom in &eqn.inputs {
+                    if let Atom::Var(v) = atom {
+                        if let Some(&g) = self.defined_in.get(v) {
+                            let g = self.root(g);
+                            self.groups[g].state = State::Closed;
+                        }
                     }
                 }
             }
         }
-        if let Some(g) = joined {
-            for v in &eqn.outputs {
-                defined_in.insert(*v, g);
+    }
+
+    /// The group that group `g` was merged into, or `g`.
+    fn root(&self, mut g: usize) -> usize {
+        while self.alias[g] != g {
+            g = self.alias[g];
+        }
+        g
+    }
+
+    /// The variable equation `i` reads first, and the group that defines it, if any.
+    fn operand_group(&self, i: usize) -> Option<(Var, usize)> {
+        let Atom::Var(v) = self.program.equations[i].inputs[0] else { return None };
+        Some((v, self.root(*self.defined_in.get(&v)?)))
+    }
+
+    /// Adds reshape `i` (to `shape`) to its operand's group when the group is open and the
+    /// reshape only adds or removes axes of extent 1: its value is then its operand's.
+    fn rename(&mut self, i: usize, shape: &[usize]) -> Option<usize> {
+        let (_, g) = self.operand_group(i)?;
+        let group = &mut self.groups[g];
+        if group.state != State::Open || group.shape != squeezed(shape) {
+            return None;
+        }
+        group.members.push(i);
+        Some(g)
+    }
+
+    /// Adds elementwise (or broadcast) equation `i` of output `shape` to a group: the merge of
+    /// the open groups of its operands with that shape, or a new one.
+    fn join(&mut self, i: usize, shape: &[usize]) -> Option<usize> {
+        let eqn = &self.program.equations[i];
+        let is_broadcast = matches!(eqn.prim.fusion(), Fusion::Broadcast { .. });
+        let shape = squeezed(shape);
+        let mut targets: Vec<usize> = Vec::new();
+        for atom in &eqn.inputs {
+            let Atom::Var(v) = atom else { continue };
+            let Some(&g) = self.defined_in.get(v) else { continue };
+            let g = self.root(g);
+            let group = &mut self.groups[g];
+            // A broadcast reads its operand through strides: the operand must come from memory.
+            if !is_broadcast && group.state == State::Open && group.shape == shape {
+                if !targets.contains(&g) {
+                    targets.push(g);
+                }
+            } else {
+                group.state = State::Closed;
             }
         }
+        let Some(&target) = targets.first() else {
+            let transposes = Vec::new();
+            let (reduction, state) = (None, State::Open);
+            self.groups.push(Building { shape, members: vec![i], reduction, transposes, state });
+            self.alias.push(self.groups.len() - 1);
+            return Some(self.groups.len() - 1);
+        };
+        for &other in &targets[1..] {
+            let members = std::mem::take(&mut self.groups[other].members);
+            self.groups[target].members.extend(members);
+            self.groups[other].state = State::Closed;
+            self.alias[other] = target;
+        }
+        let members = &mut self.groups[target].members;
+        members.sort_unstable();
+        members.push(i);
+        Some(target)
     }
-    emit(program, groups, &alias)
-}
 
-fn root(alias: &[usize], mut g: usize) -> usize {
-    while alias[g] != g {
-        g = alias[g];
+    /// Ends the open group of transpose `i`'s operand with the transpose, when it swaps two
+    /// blocks of the operand's axes (see [`transposed_layout`]). Only further transposes may
+    /// join the group then: its tiles hold values in the iteration order, not the transposed
+    /// one.
+    fn absorb_transpose(&mut self, i: usize, permutation: &[usize]) -> Option<usize> {
+        let (v, g) = self.operand_group(i)?;
+        transposed_layout(&self.program.aval(v).shape, permutation)?;
+        let group = &mut self.groups[g];
+        if group.state == State::Closed {
+            return None;
+        }
+        group.transposes.push(i);
+        group.state = State::Transposing;
+        Some(g)
     }
-    g
+
+    /// Ends the open group of a reduction's operand with the reduction, when its axes are a
+    /// leading or trailing run of the operand's axes and the rows fit in a tile.
+    fn end_with_reduction(&mut self, i: usize, axes: &[usize]) -> Option<usize> {
+        let (v, g) = self.operand_group(i)?;
+        let operand = self.program.aval(v);
+        let halves = matches!(operand.dtype, DType::F16 | DType::BF16);
+        let group = &mut self.groups[g];
+        if group.state != State::Open || halves {
+            return None;
+        }
+        reduce_layout(&group.shape, &squeezed_axes(&operand.shape, axes))?;
+        group.reduction = Some(i);
+        group.state = State::Closed;
+        Some(g)
+    }
 }
 
 /// `shape` without its axes of extent 1: the iteration shape of a group holding it.
 fn squeezed(shape: &[usize]) -> Vec<usize> {
     shape.iter().copied().filter(|&d| d != 1).collect()
-}
-
-/// The variable equation `i` reads first, and the group that defines it, if any.
-fn operand_group(
-    alias: &[usize],
-    defined_in: &HashMap<Var, usize>,
-    program: &Program,
-    i: usize,
-) -> Option<(Var, usize)> {
-    let Atom::Var(v) = program.equations[i].inputs[0] else { return None };
-    Some((v, root(alias, *defined_in.get(&v)?)))
-}
-
-/// Adds reshape `i` (to `shape`) to its operand's group when the group is open and the
-/// reshape only adds or removes axes of extent 1: its value is then its operand's.
-fn rename(
-    groups: &mut [Building],
-    alias: &[usize],
-    defined_in: &HashMap<Var, usize>,
-    program: &Program,
-    i: usize,
-    shape: &[usize],
-) -> Option<usize> {
-    let (_, g) = operand_group(alias, defined_in, program, i)?;
-    let group = &mut groups[g];
-    if group.state != State::Open || group.shape != squeezed(shape) {
-        return None;
-    }
-    group.members.push(i);
-    Some(g)
-}
-
-/// Adds elementwise (or broadcast) equation `i` of output `shape` to a group: the merge of the
-/// open groups of its operands with that shape, or a new one.
-fn join(
-    groups: &mut Vec<Building>,
-    alias: &mut Vec<usize>,
-    defined_in: &HashMap<Var, usize>,
-    program: &Program,
-    i: usize,
-    shape: &[usize],
-) -> Option<usize> {
-    let eqn = &program.equations[i];
-    let is_broadcast = matches!(eqn.prim.fusion(), Fusion::Broadcast { .. });
-    let shape = squeezed(shape);
-    let mut targets: Vec<usize> = Vec::new();
-    for atom in &eqn.inputs {
-        let Atom::Var(v) = atom else { continue };
-        let Some(&g) = defined_in.get(v) else { continue };
-        let g = root(alias, g);
-        // A broadcast reads its operand through strides: the operand must come from memory.
-        let fits = !is_broadcast && groups[g].state == State::Open && groups[g].shape == shape;
-        if fits {
-            if !targets.contains(&g) {
-                targets.push(g);
-            }
-        } else {
-            groups[g].state = State::Closed;
-        }
-    }
-    let Some(&target) = targets.first() else {
-        let transposes = Vec::new();
-        let (reduction, state) = (None, State::Open);
-        groups.push(Building { shape, members: vec![i], reduction, transposes, state });
-        alias.push(groups.len() - 1);
-        return Some(groups.len() - 1);
-    };
-    for &other in &targets[1..] {
-        let members = std::mem::take(&mut groups[other].members);
-        groups[target].members.extend(members);
-        groups[other].state = State::Closed;
-        alias[other] = target;
-    }
-    groups[target].members.sort_unstable();
-    groups[target].members.push(i);
-    Some(target)
-}
-
-/// Ends the open group of transpose `i`'s operand with the transpose, when it swaps two blocks
-/// of the operand's axes (see [`transposed_layout`]). Only further transposes may join the
-/// group then: its tiles hold values in the iteration order, not the transposed one.
-fn absorb_transpose(
-    groups: &mut [Building],
-    alias: &[usize],
-    defined_in: &HashMap<Var, usize>,
-    program: &Program,
-    i: usize,
-    permutation: &[usize],
-) -> Option<usize> {
-    let (v, g) = operand_group(alias, defined_in, program, i)?;
-    transposed_layout(&program.aval(v).shape, permutation)?;
-    let group = &mut groups[g];
-    if group.state == State::Closed {
-        return None;
-    }
-    group.transposes.push(i);
-    group.state = State::Transposing;
-    Some(g)
 }
 
 /// The layout in which a group whose value has `shape` writes its transpose by `permutation`:
@@ -370,30 +380,6 @@ fn transposed_layout(shape: &[usize], permutation: &[usize]) -> Option<Layout> {
         [(rows, 1), (cols, s)] if s == rows => Some(Layout::Transposed { rows, cols }),
         _ => None,
     }
-}
-
-/// Ends the open group of a reduction's operand with the reduction, when its axes are a
-/// leading or trailing run of the operand's axes and the rows fit in a tile.
-fn end_with_reduction(
-    groups: &mut [Building],
-    alias: &[usize],
-    defined_in: &HashMap<Var, usize>,
-    program: &Program,
-    i: usize,
-    axes: &[usize],
-) -> Option<usize> {
-    let (v, g) = operand_group(alias, defined_in, program, i)?;
-    let group = &groups[g];
-    let dtype = program.aval(v).dtype;
-    let halves = matches!(dtype, DType::F16 | DType::BF16);
-    if group.state != State::Open || halves {
-        return None;
-    }
-    reduce_layout(&group.shape, &squeezed_axes(&program.aval(v).shape, axes))?;
-    let group = &mut groups[g];
-    group.reduction = Some(i);
-    group.state = State::Closed;
-    Some(g)
 }
 
 /// The axes of `shape` that `axes` name once its axes of extent 1 are gone (reducing those

@@ -1,4 +1,5 @@
-//! Simplification: constant folding, common-subexpression elimination, dead-code elimination.
+//! Simplification: constant folding, common-subexpression elimination, composing chains of
+//! one-operand primitives (`transpose(transpose(x))`), dead-code elimination.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -11,7 +12,8 @@ use crate::primitives::Primitive;
 /// results are at most this many elements; larger results would bloat the plan's constants.
 const FOLD_LIMIT: usize = 1 << 12;
 
-/// Folds constants, merges repeated computations and drops unused equations.
+/// Folds constants, merges repeated computations, composes chains of primitives that compose
+/// and drops unused equations.
 ///
 /// The result computes the same outputs from the same inputs; effectful equations
 /// (`debug_print`) are always kept, in order.

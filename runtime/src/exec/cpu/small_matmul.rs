@@ -3,8 +3,8 @@
 //! gemm copies (packs) its operands into blocks before its micro-kernels run, which pays for
 //! itself on large products. On the products of a recurrent cell or a classifier head (16 x 64
 //! times 64 x 64, 128 x 512 times 512 x 10) that fixed cost is a large part of the call: here
-//! the right operand's rows are read where they lie, each tile of up to 8 x 32 results is
-//! accumulated in registers over the whole depth and stored once.
+//! the right operand's rows are read where they lie, each tile of up to 8 x 32 results (4 x 16
+//! with AVX2) is accumulated in registers over the whole depth and stored once.
 //!
 //! Every result is `fma(a[i, k-1], b[k-1, j], ... fma(a[i, 0], b[0, j], 0))`, the depth in
 //! order: the same bits as gemm for depths within its first block, and the same on every run.
@@ -32,7 +32,9 @@ const MAX_DEPTH: usize = 1024;
 
 /// `dst = lhs @ rhs` on this thread if the product suits the kernel: small but not a
 /// matrix-vector product, `rhs` and `dst` with unit column stride (rows read and written
-/// where they lie; `lhs` may have any strides), and a CPU with AVX-512F. Returns whether it ran; if not, `dst` is untouched.
+/// where they lie; `lhs` may have any strides), and a CPU with AVX-512F, or AVX2 and FMA and
+/// a multiple of 16 columns.
+/// Returns whether it ran; if not, `dst` is untouched.
 ///
 /// The caller has checked that each matrix lies within its slice.
 pub(crate) fn product(
@@ -52,17 +54,29 @@ pub(crate) fn product(
         return false;
     }
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F (checked above); the caller checked that `dst`, `lhs`
-        // and `rhs`, with their strides, lie within their slices, and `dst` is borrowed
-        // exclusively.
-        unsafe { product_avx512(dst, lhs, rhs, d) };
-        return true;
+    {
+        // SAFETY (both): the CPU has the features (checked just before); the caller checked
+        // that `dst`, `lhs` and `rhs`, with their strides, lie within their slices, and `dst`
+        // is borrowed exclusively.
+        if std::is_x86_feature_detected!("avx512f") {
+            unsafe { product_avx512(dst, lhs, rhs, d) };
+            return true;
+        }
+        // (Only whole panels: on first-generation Zen cores, with AVX2's masked loads in every
+        // panel the kernel ran at half gemm's speed.)
+        let whole_panels = n % (2 * Avx2::LANES) == 0;
+        if whole_panels
+            && std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("fma")
+        {
+            unsafe { product_avx2(dst, lhs, rhs, d) };
+            return true;
+        }
     }
     false
 }
 
-/// Column panels of 32 (two vectors; a last narrower one is masked), each in row tiles.
+/// [`panels`] with 16-lane vectors, in row tiles of up to 8 (16 sums in registers).
 ///
 /// # Safety
 /// The CPU has AVX-512F; every matrix lies within its slice.
@@ -74,29 +88,176 @@ unsafe fn product_avx512(
     rhs: MatRef<'_, f32>,
     d: Dims,
 ) {
-    let lanes = |w: usize| -> __mmask16 { (((1u32 << w.min(16)) - 1) & 0xffff) as __mmask16 };
+    // SAFETY: as this function's.
+    unsafe { panels::<Avx512, 8>(dst, lhs, rhs, d) }
+}
+
+/// [`panels`] with 8-lane vectors, in row tiles of up to 4 (8 sums in registers, of 16).
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; every matrix lies within its slice.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn product_avx2(
+    dst: &mut MatMut<'_, f32>,
+    lhs: MatRef<'_, f32>,
+    rhs: MatRef<'_, f32>,
+    d: Dims,
+) {
+    // SAFETY: as this function's.
+    unsafe { panels::<Avx2, 4>(dst, lhs, rhs, d) }
+}
+
+/// The vector operations the kernel needs, for one width of registers.
+#[cfg(target_arch = "x86_64")]
+trait Lanes {
+    type Vector: Copy;
+    type Mask: Copy;
+    const LANES: usize;
+    /// The first `width` lanes (all of them from `LANES` up).
+    fn mask(width: usize) -> Self::Mask;
+    /// # Safety
+    /// The CPU has the width's features (all below).
+    unsafe fn zero() -> Self::Vector;
+    unsafe fn splat(x: f32) -> Self::Vector;
+    unsafe fn fma(a: Self::Vector, b: Self::Vector, acc: Self::Vector) -> Self::Vector;
+    /// # Safety
+    /// The masked lanes at `ptr` are readable (the others are not read).
+    unsafe fn load(mask: Self::Mask, ptr: *const f32) -> Self::Vector;
+    /// # Safety
+    /// The masked lanes at `ptr` are writable (the others are not written).
+    unsafe fn store(ptr: *mut f32, mask: Self::Mask, v: Self::Vector);
+    /// # Safety
+    /// `LANES` values at `ptr` are readable.
+    unsafe fn load_all(ptr: *const f32) -> Self::Vector;
+    /// # Safety
+    /// `LANES` values at `ptr` are writable.
+    unsafe fn store_all(ptr: *mut f32, v: Self::Vector);
+}
+
+#[cfg(target_arch = "x86_64")]
+struct Avx512;
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Avx512 {
+    type Vector = __m512;
+    type Mask = __mmask16;
+    const LANES: usize = 16;
+    #[inline(always)]
+    fn mask(width: usize) -> __mmask16 {
+        (((1u32 << width.min(16)) - 1) & 0xffff) as __mmask16
+    }
+    #[inline(always)]
+    unsafe fn zero() -> __m512 {
+        // SAFETY: AVX-512F (the caller's contract), as below.
+        unsafe { _mm512_setzero_ps() }
+    }
+    #[inline(always)]
+    unsafe fn splat(x: f32) -> __m512 {
+        unsafe { _mm512_set1_ps(x) }
+    }
+    #[inline(always)]
+    unsafe fn fma(a: __m512, b: __m512, acc: __m512) -> __m512 {
+        unsafe { _mm512_fmadd_ps(a, b, acc) }
+    }
+    #[inline(always)]
+    unsafe fn load(mask: __mmask16, ptr: *const f32) -> __m512 {
+        unsafe { _mm512_maskz_loadu_ps(mask, ptr) }
+    }
+    #[inline(always)]
+    unsafe fn store(ptr: *mut f32, mask: __mmask16, v: __m512) {
+        unsafe { _mm512_mask_storeu_ps(ptr, mask, v) }
+    }
+    #[inline(always)]
+    unsafe fn load_all(ptr: *const f32) -> __m512 {
+        unsafe { _mm512_loadu_ps(ptr) }
+    }
+    #[inline(always)]
+    unsafe fn store_all(ptr: *mut f32, v: __m512) {
+        unsafe { _mm512_storeu_ps(ptr, v) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+struct Avx2;
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Avx2 {
+    type Vector = __m256;
+    /// The sign bit of each lane that is in.
+    type Mask = [i32; 8];
+    const LANES: usize = 8;
+    #[inline(always)]
+    fn mask(width: usize) -> [i32; 8] {
+        std::array::from_fn(|lane| if lane < width { -1 } else { 0 })
+    }
+    #[inline(always)]
+    unsafe fn zero() -> __m256 {
+        // SAFETY: AVX2 and FMA (the caller's contract), as below; the mask is 8 `i32`s.
+        unsafe { _mm256_setzero_ps() }
+    }
+    #[inline(always)]
+    unsafe fn splat(x: f32) -> __m256 {
+        unsafe { _mm256_set1_ps(x) }
+    }
+    #[inline(always)]
+    unsafe fn fma(a: __m256, b: __m256, acc: __m256) -> __m256 {
+        unsafe { _mm256_fmadd_ps(a, b, acc) }
+    }
+    #[inline(always)]
+    unsafe fn load(mask: [i32; 8], ptr: *const f32) -> __m256 {
+        unsafe { _mm256_maskload_ps(ptr, _mm256_loadu_si256(mask.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    unsafe fn store(ptr: *mut f32, mask: [i32; 8], v: __m256) {
+        unsafe { _mm256_maskstore_ps(ptr, _mm256_loadu_si256(mask.as_ptr().cast()), v) }
+    }
+    #[inline(always)]
+    unsafe fn load_all(ptr: *const f32) -> __m256 {
+        unsafe { _mm256_loadu_ps(ptr) }
+    }
+    #[inline(always)]
+    unsafe fn store_all(ptr: *mut f32, v: __m256) {
+        unsafe { _mm256_storeu_ps(ptr, v) }
+    }
+}
+
+/// Column panels of two vectors (a last narrower one is masked: masked loads are slower, on
+/// AVX2 much slower), each in row tiles of `TOP` rows, then 4, 2 and 1.
+///
+/// # Safety
+/// The CPU has `L`'s features; every matrix lies within its slice.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn panels<L: Lanes, const TOP: usize>(
+    dst: &mut MatMut<'_, f32>,
+    lhs: MatRef<'_, f32>,
+    rhs: MatRef<'_, f32>,
+    d: Dims,
+) {
     let a = Operand { ptr: lhs.data.as_ptr(), row: lhs.row_stride, col: lhs.col_stride };
     let mut j = 0;
     while j < d.n {
-        let width = (d.n - j).min(32);
-        let masks = [lanes(width), lanes(width.saturating_sub(16))];
-        let panel = Panel {
+        let width = (d.n - j).min(2 * L::LANES);
+        let panel = Panel::<L> {
             // SAFETY: column `j < n` of each matrix lies within its slice.
             dst: unsafe { dst.data.as_mut_ptr().add(j) },
             dst_row: dst.row_stride,
             b: unsafe { rhs.data.as_ptr().add(j) },
             b_row: rhs.row_stride,
-            masks,
+            masks: [L::mask(width), L::mask(width.saturating_sub(L::LANES))],
         };
         // SAFETY: as this function's; the masks cover the panel's columns only.
         unsafe {
-            if width > 16 {
-                panel.rows::<2>(a, d.m, d.k)
+            if width == 2 * L::LANES {
+                panel.rows::<2, TOP, false>(a, d.m, d.k)
+            } else if width > L::LANES {
+                panel.rows::<2, TOP, true>(a, d.m, d.k)
             } else {
-                panel.rows::<1>(a, d.m, d.k)
+                panel.rows::<1, TOP, true>(a, d.m, d.k)
             }
         }
-        j += 32;
+        j += 2 * L::LANES;
     }
 }
 
@@ -109,37 +270,42 @@ struct Operand {
     col: usize,
 }
 
-/// A panel of up to 32 columns of the result and of the right operand.
+/// A panel of up to two vectors of columns of the result and of the right operand.
 #[cfg(target_arch = "x86_64")]
-struct Panel {
+struct Panel<L: Lanes> {
     dst: *mut f32,
     dst_row: usize,
     b: *const f32,
     b_row: usize,
     /// The panel's columns in each of its two vectors.
-    masks: [__mmask16; 2],
+    masks: [L::Mask; 2],
 }
 
 #[cfg(target_arch = "x86_64")]
-impl Panel {
-    /// All `m` rows, in tiles of 8, then 4, 2 and 1.
+impl<L: Lanes> Panel<L> {
+    /// All `m` rows, in tiles of `TOP` (8 or 4), then 4, 2 and 1.
     ///
     /// # Safety
-    /// As [`product_avx512`]'s, for this panel.
+    /// As [`panels`]'s, for this panel.
     #[inline(always)]
-    unsafe fn rows<const V: usize>(&self, a: Operand, m: usize, k: usize) {
+    unsafe fn rows<const V: usize, const TOP: usize, const MASKED: bool>(
+        &self,
+        a: Operand,
+        m: usize,
+        k: usize,
+    ) {
         let mut i = 0;
         // SAFETY (each tile): rows `i..i + R` are within the `m` rows.
-        while m - i >= 8 {
-            unsafe { self.tile::<8, V>(a, i, k) };
-            i += 8;
+        while m - i >= TOP {
+            unsafe { self.tile::<TOP, V, MASKED>(a, i, k) };
+            i += TOP;
         }
         for rows in [4, 2, 1] {
-            if m - i >= rows {
+            if rows < TOP && m - i >= rows {
                 match rows {
-                    4 => unsafe { self.tile::<4, V>(a, i, k) },
-                    2 => unsafe { self.tile::<2, V>(a, i, k) },
-                    _ => unsafe { self.tile::<1, V>(a, i, k) },
+                    4 => unsafe { self.tile::<4, V, MASKED>(a, i, k) },
+                    2 => unsafe { self.tile::<2, V, MASKED>(a, i, k) },
+                    _ => unsafe { self.tile::<1, V, MASKED>(a, i, k) },
                 }
                 i += rows;
             }
@@ -149,32 +315,50 @@ impl Panel {
     /// Rows `i..i + R` of the panel: `R x V` vectors of sums kept in registers over the depth.
     ///
     /// # Safety
-    /// As [`product_avx512`]'s; rows `i..i + R` exist. Masked loads and stores touch only the
-    /// panel's columns.
+    /// As [`panels`]'s; rows `i..i + R` exist. Loads and stores touch only the panel's columns
+    /// (all of its `V` vectors unless `MASKED`).
     #[inline(always)]
-    unsafe fn tile<const R: usize, const V: usize>(&self, a: Operand, i: usize, k: usize) {
-        let mut acc = [[_mm512_setzero_ps(); V]; R];
+    unsafe fn tile<const R: usize, const V: usize, const MASKED: bool>(
+        &self,
+        a: Operand,
+        i: usize,
+        k: usize,
+    ) {
+        // SAFETY (the vector operations): the CPU has `L`'s features.
+        let mut acc = [[unsafe { L::zero() }; V]; R];
         for p in 0..k {
-            let mut b = [_mm512_setzero_ps(); V];
+            let mut b = [unsafe { L::zero() }; V];
             for (v, b) in b.iter_mut().enumerate() {
                 // SAFETY: row `p < k` of the right operand, the panel's columns.
+                let at = unsafe { self.b.add(p * self.b_row + L::LANES * v) };
                 *b = unsafe {
-                    _mm512_maskz_loadu_ps(self.masks[v], self.b.add(p * self.b_row + 16 * v))
+                    if MASKED {
+                        L::load(self.masks[v], at)
+                    } else {
+                        L::load_all(at)
+                    }
                 };
             }
             for (r, acc) in acc.iter_mut().enumerate() {
                 // SAFETY: element `(i + r, p)` of the left operand.
-                let x = _mm512_set1_ps(unsafe { *a.ptr.add((i + r) * a.row + p * a.col) });
+                let x = unsafe { L::splat(*a.ptr.add((i + r) * a.row + p * a.col)) };
                 for (acc, &b) in acc.iter_mut().zip(&b) {
-                    *acc = _mm512_fmadd_ps(x, b, *acc);
+                    *acc = unsafe { L::fma(x, b, *acc) };
                 }
             }
         }
         for (r, acc) in acc.iter().enumerate() {
             for (v, &sum) in acc.iter().enumerate() {
-                let at = (i + r) * self.dst_row + 16 * v;
+                let at = (i + r) * self.dst_row + L::LANES * v;
                 // SAFETY: row `i + r` of the result, the panel's columns.
-                unsafe { _mm512_mask_storeu_ps(self.dst.add(at), self.masks[v], sum) };
+                let at = unsafe { self.dst.add(at) };
+                unsafe {
+                    if MASKED {
+                        L::store(at, self.masks[v], sum)
+                    } else {
+                        L::store_all(at, sum)
+                    }
+                }
             }
         }
     }
@@ -199,18 +383,28 @@ mod tests {
         out
     }
 
-    /// Every row tail (1 to 8 past a multiple of 8), column tail (masked panels of 1 to 32)
-    /// and both layouts of the left operand, bit for bit against a scalar loop; a product
-    /// outside the kernel's range is declined and leaves `dst` as it was.
-    #[test]
-    fn tiles_and_tails_match_a_scalar_loop_bit_for_bit() {
-        if !std::is_x86_feature_detected!("avx512f") {
-            return;
-        }
+    /// Products covering every row tail (1 to 8 past a multiple of 8) and column tail (masked
+    /// panels of 1 to 32 columns).
+    const SHAPES: [(usize, usize, usize); 9] = [
+        (2, 16, 8),
+        (3, 17, 9),
+        (9, 16, 16),
+        (16, 64, 64),
+        (13, 33, 47),
+        (20, 40, 70),
+        (7, 20, 17),
+        (7, 20, 32),
+        (5, 33, 48),
+    ];
+
+    /// Runs `kernel` on each of [`SHAPES`], with both layouts of the left operand, and checks
+    /// its results bit for bit against a scalar loop; where `kernel` declines (returns
+    /// false), checks that it left `dst` untouched.
+    fn check(
+        kernel: impl Fn(&mut MatMut<'_, f32>, MatRef<'_, f32>, MatRef<'_, f32>, Dims) -> bool,
+    ) {
         let value = |i: usize| ((i * 7919 % 1013) as f32 - 506.0) / 317.0;
-        for (m, k, n) in
-            [(2, 16, 8), (3, 17, 9), (9, 16, 16), (16, 64, 64), (13, 33, 47), (20, 40, 70)]
-        {
+        for (m, k, n) in SHAPES {
             let d = Dims { m, k, n };
             let lhs: Vec<f32> = (0..m * k).map(value).collect();
             let rhs: Vec<f32> = (0..k * n).map(|i| value(i + 5)).collect();
@@ -220,12 +414,31 @@ mod tests {
                 let b = MatRef { data: &rhs, row_stride: n, col_stride: 1 };
                 let mut out = vec![f32::NAN; m * n];
                 let mut dst = MatMut { data: &mut out, row_stride: n, col_stride: 1 };
-                assert!(product(&mut dst, a, b, d));
+                if !kernel(&mut dst, a, b, d) {
+                    assert!(out.iter().all(|x| x.is_nan()), "{m}x{k}x{n} left untouched");
+                    continue;
+                }
                 let want = reference(&lhs, strides, &rhs, d);
                 let same = out.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits());
                 assert!(same, "{m}x{k}x{n}, transposed lhs {transposed}");
             }
         }
+    }
+
+    /// The kernel this CPU runs: every shape with AVX-512, whole 16-column panels with AVX2
+    /// only; a product outside the kernel's range is declined and leaves `dst` as it was.
+    #[test]
+    fn tiles_and_tails_match_a_scalar_loop_bit_for_bit() {
+        let avx512 = std::is_x86_feature_detected!("avx512f");
+        let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+        if !avx512 && !avx2 {
+            return;
+        }
+        check(|dst, a, b, d| {
+            let runs = product(dst, a, b, d);
+            assert_eq!(runs, avx512 || d.n % 16 == 0, "{d:?}");
+            runs
+        });
         let (lhs, rhs) = (vec![1.0f32; 8 * 4], vec![1.0f32; 4 * 8]);
         let mut out = vec![7.0f32; 64];
         let mut dst = MatMut { data: &mut out, row_stride: 8, col_stride: 1 };
@@ -237,5 +450,20 @@ mod tests {
         let long = MatRef { data: &lhs, row_stride: 16, col_stride: 1 };
         assert!(!product(&mut narrow, long, column, Dims { m: 2, k: 16, n: 1 }), "a vector's");
         assert!(out.iter().all(|&x| x == 7.0));
+    }
+
+    /// The AVX2 kernel on every shape, masked panels included, whatever kernel `product`
+    /// would pick on this CPU.
+    #[test]
+    fn the_avx2_kernel_matches_a_scalar_loop_bit_for_bit() {
+        if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")) {
+            return;
+        }
+        check(|dst, a, b, d| {
+            // SAFETY: the CPU has AVX2 and FMA (checked above); `check` builds each matrix
+            // within its slice.
+            unsafe { product_avx2(dst, a, b, d) };
+            true
+        });
     }
 }

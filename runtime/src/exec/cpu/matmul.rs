@@ -9,8 +9,8 @@
 //! | element type                | kernel                                                   |
 //! |-----------------------------|----------------------------------------------------------|
 //! | `f32`, `f64`, [`half::f16`] | the `gemm` crate (SIMD kernel picked at run time)        |
-//! | `f32`, small, one thread    | an unpacked AVX-512 kernel (`small_matmul`), else gemm    |
-//! | `f32`, large, deep and wide | an AVX-512 kernel packing only the right operand (`packed_matmul`) |
+//! | `f32`, small, one thread    | an unpacked AVX-512 or AVX2 kernel (`small_matmul`), else gemm |
+//! | `f32`, large, deep and wide, Zen 4 | an AVX-512 kernel packing only the right operand (`packed_matmul`) |
 //! | [`half::bf16`]              | widened to `f32`, `f32` gemm, rounded back once          |
 //! | `i8`..`i64`, `u8`..`u64`    | cache-blocked loop, wrapping (two's-complement) arithmetic |
 //! | `bool`                      | the same loop as OR of ANDs (numpy semantics)            |

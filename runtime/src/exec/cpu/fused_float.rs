@@ -75,7 +75,6 @@ pub(crate) fn run<T: Real + Scalar>(
     let mut outputs: Vec<Vec<T>> =
         group.outputs.iter().map(|_| pool::take_for_overwrite(n, T::from_i64(0))).collect();
     let sinks: Vec<Sink<T>> = outputs.iter_mut().map(|v| Sink(v.as_mut_ptr())).collect();
-    let tiles = n.div_ceil(TASK_LEN);
     // Streamed groups that read their inputs in place run chunk by chunk (see `Chunks`).
     let in_place = sources.iter().all(|s| matches!(s, Source::Full(_) | Source::Scalar(_)));
     let in_order = group.outputs.iter().all(|o| o.layout == Layout::RowMajor);
@@ -89,9 +88,11 @@ pub(crate) fn run<T: Real + Scalar>(
         sink: |o: usize| sinks[o].0,
         stream: true,
     });
+    let task_len = if chunks.is_some() { STREAMED_TASK_LEN } else { TASK_LEN };
+    let tiles = n.div_ceil(task_len);
     let tile = |t: usize| {
-        let start = t * TASK_LEN;
-        let len = TASK_LEN.min(n - start);
+        let start = t * task_len;
+        let len = task_len.min(n - start);
         // SAFETY (of `run_tile`'s and `Chunks::run_tile`'s contracts): tiles cover disjoint
         // ranges inside `0..n`.
         unsafe {
@@ -205,9 +206,13 @@ where
     /// As [`Chunks::run`]'s.
     unsafe fn run_tile(&self, start: usize, len: usize) {
         let chunk = CHUNK_BYTES / std::mem::size_of::<T>();
-        let mut values = pool::take_for_overwrite(chunk * self.group.arena_slots, T::from_i64(0));
+        // At least the size this thread's cache of tile buffers keeps: freeing a smaller one
+        // to the system allocator for every tile took a tenth of W1's time.
+        let cached = pool::MIN_CACHED_BYTES / std::mem::size_of::<T>();
+        let slots = chunk * self.group.arena_slots;
+        let mut values = pool::take_for_overwrite(slots.max(cached), T::from_i64(0));
         // SAFETY: the caller's contract.
-        unsafe { self.run_widest(&mut values, chunk, start, len) };
+        unsafe { self.run_widest(&mut values[..slots], chunk, start, len) };
         stream::fence();
         // Back to this thread's cache of tile buffers.
         drop(T::wrap(values));
@@ -335,6 +340,11 @@ fn wrap_outputs<T: Real + Scalar>(
 /// Elements per parallel task: enough that per-task work (taking the scratch buffer, the
 /// store fence) stays small beside the loops.
 const TASK_LEN: usize = TILE;
+
+/// Elements per parallel task of a group run in [`Chunks`]: each task ends with a store
+/// fence, which stalls the core until its streamed stores have drained (with a fence every
+/// [`TASK_LEN`] elements, W1 spent a tenth of its time there).
+const STREAMED_TASK_LEN: usize = 8 * TILE;
 
 /// A tile's ops run over sub-tiles whose values (the ops' results and gathered inputs)
 /// take at most this much memory together, so they stay in L1 or close to it while the ops
@@ -769,12 +779,14 @@ mod stream {
     unsafe fn copy_words(src: *const f32, dst: *mut f32, words: usize) {
         use std::arch::x86_64::{_mm_loadu_ps, _mm_stream_ps};
         let avx512 = std::is_x86_feature_detected!("avx512f");
-        let align = if avx512 { 64 } else { 16 };
-        let head = ((align - (dst as usize % align)) % align / 4).min(words);
+        // Words up to the first 16-byte and 64-byte boundaries of `dst`.
+        let to_boundary = |align: usize| ((align - (dst as usize % align)) % align / 4).min(words);
+        let head = to_boundary(16);
         // SAFETY: every offset below is `< words`, inside both ranges (the caller's contract);
-        // the streaming stores get addresses aligned to their width (`head` aligns `dst`;
-        // `dst` is at least 4-aligned, as an `f32`/`f64` buffer is); SSE is part of x86-64
-        // and AVX-512F was detected before `lines` is called.
+        // the streaming stores get addresses aligned to their width (`head` aligns `dst` to
+        // 16 bytes, the loop before `lines` to 64; `dst` is at least 4-aligned, as an
+        // `f32`/`f64` buffer is); SSE is part of x86-64 and AVX-512F was detected before
+        // `lines` is called.
         unsafe {
             // (Guarded: the calls cost more than the chunks of a streamed group they copy.)
             if head > 0 {
@@ -782,6 +794,14 @@ mod stream {
             }
             let mut i = head;
             if avx512 {
+                // The start of a partly written line is streamed too: a plain store there
+                // would read the line from memory first (on one Xeon that made W1 4x slower
+                // when buffers started 16 bytes past a line).
+                let line = to_boundary(64);
+                while i + 4 <= line {
+                    _mm_stream_ps(dst.add(i), _mm_loadu_ps(src.add(i)));
+                    i += 4;
+                }
                 i += lines(src.add(i), dst.add(i), (words - i) / 16) * 16;
             }
             while i + 4 <= words {

@@ -9,6 +9,7 @@ pub mod fused_float;
 pub mod matmul;
 #[cfg(target_arch = "x86_64")]
 mod packed_matmul;
+pub mod parts;
 pub mod pool;
 pub mod reduce;
 pub mod samplers;

@@ -158,14 +158,16 @@ mod tests {
 
     #[test]
     fn a_buffer_for_overwriting_keeps_the_old_contents_instead_of_writing_them_twice() {
-        let n = (MIN_POOLED_BYTES / 4) * 5 + 3;
-        let v: Vec<f32> = vec![2.5; n];
+        // A dtype no other test pools, so parallel tests neither take this buffer first nor
+        // leave one that the fresh request would get.
+        let n = (MIN_POOLED_BYTES / 2) * 5 + 3;
+        let v: Vec<i16> = vec![25; n];
         let ptr = v.as_ptr();
-        drop(Buffer::F32(v));
-        let again = take_for_overwrite(n - 1, 0f32);
+        drop(Buffer::I16(v));
+        let again = take_for_overwrite(n - 1, 0i16);
         assert_eq!((again.as_ptr(), again.len()), (ptr, n - 1));
-        assert!(again.iter().all(|&x| x == 2.5));
-        let fresh = take_for_overwrite(n + 7, 0f32);
-        assert!(fresh.len() == n + 7 && fresh.iter().all(|&x| x == 0.0));
+        assert!(again.iter().all(|&x| x == 25));
+        let fresh = take_for_overwrite(n + 7, 0i16);
+        assert!(fresh.len() == n + 7 && fresh.iter().all(|&x| x == 0));
     }
 }

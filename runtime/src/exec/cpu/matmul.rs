@@ -254,7 +254,15 @@ fn strided_product<T: GemmFloat + crate::dtype::Element>(
     d: Dims,
 ) -> Vec<T> {
     let Dims { m, k, n } = d;
-    if layout[1] == Layout::Transposed && m >= TRANSPOSE_RHS_MIN_ROWS && k > 1 && n > 1 {
+    // A product split by columns copies each thread's block of a transposed right operand
+    // itself (see `split_product`).
+    let split_by_columns = threads_for(d) > 1 && splits(d) && n >= m;
+    if layout[1] == Layout::Transposed
+        && m >= TRANSPOSE_RHS_MIN_ROWS
+        && k > 1
+        && n > 1
+        && !split_by_columns
+    {
         let rhs = super::copy::transpose(rhs, &[n, k], &[1, 0]);
         let out = strided_product(lhs, &rhs, [layout[0], Layout::RowMajor], d);
         drop(T::wrap(rhs));
@@ -404,7 +412,7 @@ where
 
 /// Element types with a `gemm` kernel (`gemm::gemm` panics for any other).
 pub(crate) trait GemmFloat:
-    Copy + Send + Sync + 'static + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
+    crate::dtype::Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
 {
     const ZERO: Self;
     const ONE: Self;
@@ -590,7 +598,7 @@ pub(crate) fn gemm_strided<T: GemmFloat>(
     if T::own_product(&mut dst, lhs, rhs, d, threads) {
         return;
     }
-    if threads > 1 && d.macs() <= SPLIT_MAX_MACS {
+    if threads > 1 && splits(d) {
         return split_product(dst, lhs, rhs, d, threads);
     }
     // SAFETY: the asserts above bound the last element each matrix addresses by its slice's
@@ -609,6 +617,11 @@ pub(crate) fn gemm_strided<T: GemmFloat>(
 /// enough that meeting per block costs little, and each split part would pack the whole
 /// left operand again.
 pub const SPLIT_MAX_MACS: usize = 1 << 28;
+
+/// Whether a threaded float product of `d` runs as `split_product`.
+fn splits(d: Dims) -> bool {
+    d.macs() <= SPLIT_MAX_MACS
+}
 
 /// Part boundaries fall on multiples of this many rows or columns (a cache line of `f32`).
 const SPLIT_ALIGN: usize = 16;
@@ -635,8 +648,16 @@ fn split_product<T: GemmFloat>(
     super::parts::for_each(len.div_ceil(block), |p| {
         let start = p * block;
         let size = block.min(len - start);
+        let copied;
         let (offset, lhs, rhs, part) = if by_columns {
-            let rhs = MatRef { data: &rhs.data[start * rhs.col_stride..], ..rhs };
+            let mut rhs = MatRef { data: &rhs.data[start * rhs.col_stride..], ..rhs };
+            if rhs.row_stride == 1 && rhs.col_stride > 1 && d.m >= TRANSPOSE_RHS_MIN_ROWS {
+                // The block's columns are rows of the stored transpose: copied row-major,
+                // on the thread that multiplies them, into its own cache.
+                let stored = &rhs.data[..(size - 1) * rhs.col_stride + d.k];
+                copied = RowMajorCopy(super::copy::transpose(stored, &[size, d.k], &[1, 0]));
+                rhs = MatRef { data: &copied.0, row_stride: size, col_stride: 1 };
+            }
             (start * col_stride, lhs, rhs, Dims { n: size, ..d })
         } else {
             let lhs = MatRef { data: &lhs.data[start * lhs.row_stride..], ..lhs };
@@ -658,6 +679,15 @@ fn split_product<T: GemmFloat>(
             )
         };
     });
+}
+
+/// A block of a right operand copied to row-major, returned to the buffer pool when dropped.
+struct RowMajorCopy<T: GemmFloat>(Vec<T>);
+
+impl<T: GemmFloat> Drop for RowMajorCopy<T> {
+    fn drop(&mut self) {
+        drop(T::wrap(std::mem::take(&mut self.0)));
+    }
 }
 
 /// The output matrix's pointer, shared by the parts of [`split_product`], which write

@@ -256,7 +256,7 @@ fn strided_product<T: GemmFloat + crate::dtype::Element>(
     let Dims { m, k, n } = d;
     // A product split by columns copies each thread's block of a transposed right operand
     // itself (see `split_product`).
-    let split_by_columns = threads_for(d) > 1 && splits(d) && n >= m;
+    let split_by_columns = threads_for(d) > 1 && splits(d) && splits_by_columns(d);
     if layout[1] == Layout::Transposed
         && m >= TRANSPOSE_RHS_MIN_ROWS
         && k > 1
@@ -623,6 +623,11 @@ fn splits(d: Dims) -> bool {
     d.macs() <= SPLIT_MAX_MACS
 }
 
+/// Whether `split_product` gives each thread a block of columns (else a block of rows).
+fn splits_by_columns(d: Dims) -> bool {
+    d.n >= d.m
+}
+
 /// Part boundaries fall on multiples of this many rows or columns (a cache line of `f32`).
 const SPLIT_ALIGN: usize = 16;
 
@@ -640,7 +645,7 @@ fn split_product<T: GemmFloat>(
     d: Dims,
     threads: usize,
 ) {
-    let by_columns = d.n >= d.m;
+    let by_columns = splits_by_columns(d);
     let len = if by_columns { d.n } else { d.m };
     let block = len.div_ceil(threads).next_multiple_of(SPLIT_ALIGN);
     let (row_stride, col_stride) = (dst.row_stride, dst.col_stride);
@@ -651,10 +656,11 @@ fn split_product<T: GemmFloat>(
         let copied;
         let (offset, lhs, rhs, part) = if by_columns {
             let mut rhs = MatRef { data: &rhs.data[start * rhs.col_stride..], ..rhs };
-            if rhs.row_stride == 1 && rhs.col_stride > 1 && d.m >= TRANSPOSE_RHS_MIN_ROWS {
+            let transposed = rhs.row_stride == 1 && rhs.col_stride == d.k && d.k > 1;
+            if transposed && d.m >= TRANSPOSE_RHS_MIN_ROWS {
                 // The block's columns are rows of the stored transpose: copied row-major,
                 // on the thread that multiplies them, into its own cache.
-                let stored = &rhs.data[..(size - 1) * rhs.col_stride + d.k];
+                let stored = &rhs.data[..size * d.k];
                 copied = RowMajorCopy(super::copy::transpose(stored, &[size, d.k], &[1, 0]));
                 rhs = MatRef { data: &copied.0, row_stride: size, col_stride: 1 };
             }
@@ -1253,6 +1259,33 @@ mod tests {
                 };
                 let one = on(1);
                 assert!(one == on(2) && one == on(3), "{layout:?} {m}x{k}x{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn split_products_of_strided_operands_match_a_scalar_loop() {
+        // Column-major right operands with and without padding between columns (the copy of
+        // each block to row-major applies only without), and a padded left one.
+        let (m, k, n) = (96, 200, 160);
+        let mut rng = Rng(9);
+        for (lhs_strides, rhs_strides) in [((k, 1), (1, k)), ((1, m + 5), (1, k + 3))] {
+            let lhs: Vec<f64> = (0..(m + 5) * (k + 3)).map(|_| rng.unit() - 0.5).collect();
+            let rhs: Vec<f64> = (0..(n + 5) * (k + 3)).map(|_| rng.unit() - 0.5).collect();
+            let a = MatRef { data: &lhs, row_stride: lhs_strides.0, col_stride: lhs_strides.1 };
+            let b = MatRef { data: &rhs, row_stride: rhs_strides.0, col_stride: rhs_strides.1 };
+            let mut out = vec![f64::NAN; m * n];
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            pool.install(|| {
+                let dst = MatMut { data: &mut out, row_stride: n, col_stride: 1 };
+                gemm_strided(dst, a, b, Dims { m, k, n }, gemm::Parallelism::Rayon(2));
+            });
+            let at = |x: &MatRef<'_, f64>, i: usize, j: usize| {
+                x.data[i * x.row_stride + j * x.col_stride]
+            };
+            for (i, j) in (0..m).flat_map(|i| (0..n).map(move |j| (i, j))) {
+                let want: f64 = (0..k).map(|p| at(&a, i, p) * at(&b, p, j)).sum();
+                assert!((out[i * n + j] - want).abs() < 1e-12, "{rhs_strides:?} at [{i},{j}]");
             }
         }
     }

@@ -14,6 +14,7 @@
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -38,6 +39,10 @@ pub fn for_each(parts: usize, part: impl Fn(usize) + Sync) {
     }
 }
 
+/// How long the caller spins for parts still running before it yields its core between
+/// checks (the waits measured on the products of a training step were under 20 µs).
+const SPIN: Duration = Duration::from_micros(50);
+
 /// The claiming loop of [`for_each`] on `helpers` pool threads besides this one.
 fn run_claimed(parts: usize, helpers: usize, part: &(impl Fn(usize) + Sync)) {
     let next = AtomicUsize::new(0);
@@ -60,9 +65,15 @@ fn run_claimed(parts: usize, helpers: usize, part: &(impl Fn(usize) + Sync)) {
             scope.spawn(|_| work());
         }
         work();
-        // Every part has been claimed by a thread that is running it.
+        // Every part has been claimed by a thread that is running it. Past a short spin the
+        // wait yields, in case that thread shares this one's core (more threads than cores).
+        let start = Instant::now();
         while finished.load(Ordering::Acquire) < parts {
-            std::hint::spin_loop();
+            if start.elapsed() < SPIN {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
         // A helper that never started is still queued on this thread, which runs it (it
         // finds nothing to claim) as the scope ends, without sleeping.

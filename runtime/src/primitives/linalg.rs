@@ -24,7 +24,7 @@ pub struct DotGeneral {
 impl DotGeneral {
     /// The axes of an operand of `rank` that are neither batch nor contracted, in order.
     fn free(rank: usize, batch: &[usize], contract: &[usize]) -> Vec<usize> {
-        (0..rank).filter(|a| !batch.contains(a) && !contract.contains(a)).collect()
+        free_axes(rank, batch, contract).collect()
     }
 
     fn check_axes(&self, lhs: &Aval, rhs: &Aval) -> Result<(), String> {
@@ -247,7 +247,37 @@ impl Primitive for DotGeneral {
     }
 }
 
+/// A contraction that is one matrix product of its operands' buffers as they lie.
+struct MatrixProduct {
+    /// How each operand holds its matrix.
+    layout: [Layout; 2],
+    /// `[m, k, n]`: the product is `(m x k) @ (k x n)`.
+    dims: [usize; 3],
+}
+
 impl DotGeneral {
+    /// The contraction of operands of these shapes as one matrix product of their buffers, if
+    /// it is one: no batch (or a batch of one), and each operand's free and contracted axes in
+    /// memory as a row-major matrix or its transpose. A transposed operand (as reverse mode
+    /// makes them) then needs no transpose equation.
+    ///
+    /// Every product a program runs asks this, so it allocates nothing.
+    fn matrix_product(&self, lshape: &[usize], rshape: &[usize]) -> Option<MatrixProduct> {
+        if extent(lshape, self.lhs_batch.iter().copied()) != 1 {
+            return None;
+        }
+        let lfree = free_axes(lshape.len(), &self.lhs_batch, &self.lhs_contract);
+        let rfree = free_axes(rshape.len(), &self.rhs_batch, &self.rhs_contract);
+        let lcontract = self.lhs_contract.iter().copied();
+        let rcontract = self.rhs_contract.iter().copied();
+        let layout = [
+            layout_of(lshape, lfree.clone(), lcontract.clone())?,
+            layout_of(rshape, rcontract, rfree.clone())?,
+        ];
+        let dims = [extent(lshape, lfree), extent(lshape, lcontract), extent(rshape, rfree)];
+        Some(MatrixProduct { layout, dims })
+    }
+
     /// Lays `lhs` out as `[batch, free, contract]` and `rhs` as `[batch, contract, free]`
     /// (copying only when the axes are not already in that order), then runs one batched
     /// matrix product.
@@ -258,6 +288,12 @@ impl DotGeneral {
         r: &[T],
         rshape: &[usize],
     ) -> Vec<T> {
+        if let Some(product) = self.matrix_product(lshape, rshape) {
+            let ([a, b], [m, k, n]) = (product.layout, product.dims);
+            if let Some(out) = matmul_in_place(l, r, [a, b], m, k, n) {
+                return out;
+            }
+        }
         let lfree = Self::free(lshape.len(), &self.lhs_batch, &self.lhs_contract);
         let rfree = Self::free(rshape.len(), &self.rhs_batch, &self.rhs_contract);
         let size = |shape: &[usize], axes: &[usize]| axes.iter().map(|&a| shape[a]).product();
@@ -265,16 +301,6 @@ impl DotGeneral {
         let m: usize = size(lshape, &lfree);
         let k: usize = size(lshape, &self.lhs_contract);
         let n: usize = size(rshape, &rfree);
-        if batch == 1 {
-            // A transposed operand (as reverse mode makes them) needs no transpose equation.
-            let lhs_layout = layout_of(lshape, &lfree, &self.lhs_contract);
-            let rhs_layout = layout_of(rshape, &self.rhs_contract, &rfree);
-            if let (Some(a), Some(b)) = (lhs_layout, rhs_layout) {
-                if let Some(out) = matmul_in_place(l, r, [a, b], m, k, n) {
-                    return out;
-                }
-            }
-        }
         let lperm: Vec<usize> = [&self.lhs_batch[..], &lfree, &self.lhs_contract].concat();
         let rperm: Vec<usize> = [&self.rhs_batch[..], &self.rhs_contract, &rfree].concat();
         let l = arrange(l, lshape, &lperm);
@@ -283,13 +309,31 @@ impl DotGeneral {
     }
 }
 
+/// The axes of an operand of `rank` that are neither batch nor contracted, in order.
+fn free_axes<'a>(
+    rank: usize,
+    batch: &'a [usize],
+    contract: &'a [usize],
+) -> impl Iterator<Item = usize> + Clone + 'a {
+    (0..rank).filter(move |a| !batch.contains(a) && !contract.contains(a))
+}
+
+/// The number of elements along `axes` of `shape`.
+fn extent(shape: &[usize], axes: impl Iterator<Item = usize>) -> usize {
+    axes.map(|a| shape[a]).product()
+}
+
 /// How an operand whose matrix reads axes `first` as rows and `second` as columns is stored:
 /// row-major when its memory order is `first` then `second`, transposed when it is `second`
 /// then `first`, `None` otherwise (batch axes of extent 1 and unit axes are ignored).
-fn layout_of(shape: &[usize], first: &[usize], second: &[usize]) -> Option<Layout> {
-    if keeps_layout(shape, &[first, second].concat()) {
+fn layout_of<I, J>(shape: &[usize], first: I, second: J) -> Option<Layout>
+where
+    I: Iterator<Item = usize> + Clone,
+    J: Iterator<Item = usize> + Clone,
+{
+    if in_memory_order(shape, first.clone().chain(second.clone())) {
         Some(Layout::RowMajor)
-    } else if keeps_layout(shape, &[second, first].concat()) {
+    } else if in_memory_order(shape, second.chain(first)) {
         Some(Layout::Transposed)
     } else {
         None
@@ -298,9 +342,19 @@ fn layout_of(shape: &[usize], first: &[usize], second: &[usize]) -> Option<Layou
 
 /// Whether reading the axes of a row-major array of `shape` in `order` walks its memory in
 /// order: axes of extent 1 can move freely without changing the layout.
+fn in_memory_order(shape: &[usize], order: impl Iterator<Item = usize>) -> bool {
+    let mut moved = order.filter(|&a| shape[a] != 1);
+    let Some(mut last) = moved.next() else { return true };
+    moved.all(|a| {
+        let in_order = a > last;
+        last = a;
+        in_order
+    })
+}
+
+/// [`in_memory_order`] for a permutation.
 fn keeps_layout(shape: &[usize], order: &[usize]) -> bool {
-    let moved: Vec<usize> = order.iter().copied().filter(|&a| shape[a] != 1).collect();
-    moved.windows(2).all(|w| w[0] < w[1])
+    in_memory_order(shape, order.iter().copied())
 }
 
 /// `src` with its axes permuted, borrowed when the permutation keeps the layout.

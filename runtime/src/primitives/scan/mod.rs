@@ -85,17 +85,21 @@ impl Primitive for Scan {
         let plan = Plan::new(simplify(&self.body));
         let mut carry: Vec<Array> = carry.iter().map(|c| (*c).clone()).collect();
         let mut ys: Vec<Stacked> = outputs[self.carry..].iter().map(Stacked::new).collect();
+        // The step's arguments and results, in vectors reused from step to step.
+        let mut args = Vec::with_capacity(self.body.inputs.len());
+        let mut outs = Vec::with_capacity(self.body.outputs.len());
         for step in 0..self.length {
             let i = self.index(step);
             let next = (step + 1 < self.length).then(|| self.index(step + 1));
-            let mut args = carry;
+            args.append(&mut carry);
             args.extend(xs.iter().map(|x| row(x, i, next)));
             args.extend(consts.iter().map(|c| (*c).clone()));
-            let mut outs = plan.run(args);
-            for (stacked, y) in ys.iter_mut().zip(outs.split_off(self.carry)) {
-                stacked.write(i, &y);
+            plan.run_into(args.drain(..), &mut outs);
+            for (stacked, y) in ys.iter_mut().zip(&outs[self.carry..]) {
+                stacked.write(i, y);
             }
-            carry = outs;
+            outs.truncate(self.carry);
+            carry.append(&mut outs);
         }
         let stacked = ys.into_iter().map(Stacked::finish);
         let results = carry.into_iter().chain(stacked);

@@ -12,6 +12,7 @@ use std::slice;
 
 use rayon::prelude::*;
 
+use super::parts::DisjointOut;
 use super::pool;
 use crate::array::Array;
 use crate::dtype::Element;
@@ -34,14 +35,6 @@ enum Source<'a, T> {
     /// it, with no gather.
     InRow(&'a [T], &'a [usize]),
 }
-
-/// An output's storage, written by tiles on several threads at disjoint ranges.
-#[derive(Clone, Copy)]
-struct Sink<T>(*mut T);
-// SAFETY: tiles write disjoint ranges of the output while `run` keeps it alive.
-unsafe impl<T> Send for Sink<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for Sink<T> {}
 
 /// Runs `group` (whose [`FusedGroup::slice_dtype`] is `T`) on its inputs.
 pub(crate) fn run<T: Real + Scalar>(
@@ -74,7 +67,8 @@ pub(crate) fn run<T: Real + Scalar>(
         .collect();
     let mut outputs: Vec<Vec<T>> =
         group.outputs.iter().map(|_| pool::take_for_overwrite(n, T::from_i64(0))).collect();
-    let sinks: Vec<Sink<T>> = outputs.iter_mut().map(|v| Sink(v.as_mut_ptr())).collect();
+    // Tiles write disjoint ranges of each output.
+    let sinks: Vec<DisjointOut<T>> = outputs.iter_mut().map(|v| DisjointOut::new(v)).collect();
     // Streamed groups that read their inputs in place run chunk by chunk (see `Chunks`).
     let in_place = sources.iter().all(|s| matches!(s, Source::Full(_) | Source::Scalar(_)));
     let in_order = group.outputs.iter().all(|o| o.layout == Layout::RowMajor);
@@ -85,7 +79,7 @@ pub(crate) fn run<T: Real + Scalar>(
             Source::Scalar(x) => Src::Scalar(x),
             _ => unreachable!("chunked groups read their inputs in place"),
         },
-        sink: |o: usize| sinks[o].0,
+        sink: |o: usize| sinks[o].get(),
         stream: true,
     });
     let task_len = if chunks.is_some() { STREAMED_TASK_LEN } else { TASK_LEN };
@@ -505,7 +499,7 @@ fn streams<T>(group: &FusedGroup) -> bool {
 unsafe fn run_tile<T: Real + Scalar>(
     group: &FusedGroup,
     sources: &[Source<T>],
-    sinks: &[Sink<T>],
+    sinks: &[DisjointOut<T>],
     layout: TileLayout,
     start: usize,
     len: usize,
@@ -549,7 +543,7 @@ unsafe fn run_tile<T: Real + Scalar>(
         places.extend(staged.iter_mut().zip(sinks).map(|(staged, sink)| match staged {
             Some(staged) => Place { at: staged[from..].as_mut_ptr(), stream: false },
             // SAFETY: inside the output (the caller's contract).
-            None => Place { at: unsafe { sink.0.add(start + from) }, stream },
+            None => Place { at: unsafe { sink.get().add(start + from) }, stream },
         }));
         let (values, gathers) = (values.as_mut_ptr(), &mut *gathers);
         // SAFETY: the caller's contract, for the sub-range `start + from..start + from + n`;
@@ -576,7 +570,7 @@ unsafe fn run_tile<T: Real + Scalar>(
         if let (Layout::Transposed { rows, cols }, Some(staged)) = (output.layout, staged) {
             // SAFETY: the output holds the group's `rows * cols` elements, and this tile's
             // range of places is its own (the caller's contract).
-            unsafe { super::copy::write_transposed(&staged, start, rows, cols, sink.0) };
+            unsafe { super::copy::write_transposed(&staged, start, rows, cols, sink.get()) };
             drop(T::wrap(staged));
         }
     }

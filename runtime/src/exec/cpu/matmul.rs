@@ -649,7 +649,7 @@ fn split_product<T: GemmFloat>(
     let len = if by_columns { d.n } else { d.m };
     let block = len.div_ceil(threads).next_multiple_of(SPLIT_ALIGN);
     let (row_stride, col_stride) = (dst.row_stride, dst.col_stride);
-    let dst = SharedDst(dst.data.as_mut_ptr());
+    let dst = super::parts::DisjointOut::new(dst.data);
     super::parts::for_each(len.div_ceil(block), |p| {
         let start = p * block;
         let size = block.min(len - start);
@@ -695,20 +695,6 @@ impl<T: GemmFloat> Drop for RowMajorCopy<T> {
         drop(T::wrap(std::mem::take(&mut self.0)));
     }
 }
-
-/// The output matrix's pointer, shared by the parts of [`split_product`], which write
-/// disjoint blocks of it.
-struct SharedDst<T>(*mut T);
-
-impl<T> SharedDst<T> {
-    fn get(&self) -> *mut T {
-        self.0
-    }
-}
-
-// SAFETY: parts write disjoint elements through the pointer (see `split_product`), and `T`
-// is a plain float.
-unsafe impl<T: Send> Sync for SharedDst<T> {}
 
 /// `dst := lhs @ rhs` through `gemm::gemm`, for an `m x n` `dst` at the given pointer and
 /// strides.

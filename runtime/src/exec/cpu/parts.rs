@@ -18,6 +18,30 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+/// An output that the parts of a parallel kernel write at disjoint elements, through a shared
+/// pointer to its first element. Each kernel states why its parts' elements are disjoint
+/// where it writes through [`DisjointOut::get`].
+pub(crate) struct DisjointOut<T>(*mut T);
+
+impl<T> DisjointOut<T> {
+    /// The output held in `buffer`, which the caller keeps borrowed while the parts run.
+    pub(crate) fn new(buffer: &mut [T]) -> Self {
+        DisjointOut(buffer.as_mut_ptr())
+    }
+
+    /// The output's first element.
+    pub(crate) fn get(&self) -> *mut T {
+        self.0
+    }
+}
+
+// SAFETY: parts only write disjoint elements through the pointer (each kernel's contract, see
+// `DisjointOut`) while the buffer stays borrowed, and sending `T` values between threads is
+// sound (`T: Send`).
+unsafe impl<T: Send> Send for DisjointOut<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for DisjointOut<T> {}
+
 /// Runs `part(i)` for each `i in 0..parts`, on this thread and idle threads of the current
 /// rayon pool; returns when all have run. Which thread runs which part varies from call to
 /// call, so each part must compute the same result on any thread.

@@ -296,7 +296,7 @@ impl DotGeneral {
         }
         let lfree = Self::free(lshape.len(), &self.lhs_batch, &self.lhs_contract);
         let rfree = Self::free(rshape.len(), &self.rhs_batch, &self.rhs_contract);
-        let size = |shape: &[usize], axes: &[usize]| axes.iter().map(|&a| shape[a]).product();
+        let size = |shape: &[usize], axes: &[usize]| extent(shape, axes.iter().copied());
         let batch: usize = size(lshape, &self.lhs_batch);
         let m: usize = size(lshape, &lfree);
         let k: usize = size(lshape, &self.lhs_contract);

@@ -256,7 +256,7 @@ fn strided_product<T: GemmFloat + crate::dtype::Element>(
     let Dims { m, k, n } = d;
     // A product split by columns copies each thread's block of a transposed right operand
     // itself (see `split_product`).
-    let split_by_columns = threads_for(d) > 1 && splits(d) && splits_by_columns(d);
+    let split_by_columns = split_of(d, threads_for(d)) == Some(Split::Columns);
     if layout[1] == Layout::Transposed
         && m >= TRANSPOSE_RHS_MIN_ROWS
         && k > 1
@@ -598,8 +598,8 @@ pub(crate) fn gemm_strided<T: GemmFloat>(
     if T::own_product(&mut dst, lhs, rhs, d, threads) {
         return;
     }
-    if threads > 1 && splits(d) {
-        return split_product(dst, lhs, rhs, d, threads);
+    if let Some(split) = split_of(d, threads) {
+        return split_product(dst, lhs, rhs, d, threads, split);
     }
     // SAFETY: the asserts above bound the last element each matrix addresses by its slice's
     // length; `dst` is an exclusive borrow, so it aliases neither input.
@@ -618,14 +618,20 @@ pub(crate) fn gemm_strided<T: GemmFloat>(
 /// left operand again.
 pub const SPLIT_MAX_MACS: usize = 1 << 28;
 
-/// Whether a threaded float product of `d` runs as `split_product`.
-fn splits(d: Dims) -> bool {
-    d.macs() <= SPLIT_MAX_MACS
+/// How [`split_product`] divides a product among threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Split {
+    /// Each thread a block of columns (a product at least as wide as it is tall).
+    Columns,
+    /// Each thread a block of rows.
+    Rows,
 }
 
-/// Whether `split_product` gives each thread a block of columns (else a block of rows).
-fn splits_by_columns(d: Dims) -> bool {
-    d.n >= d.m
+/// How a float product of `d` on `threads` threads is split by [`split_product`], or `None`
+/// when it is not (one thread, or large enough for gemm's own threading).
+fn split_of(d: Dims, threads: usize) -> Option<Split> {
+    let split = if d.n >= d.m { Split::Columns } else { Split::Rows };
+    (threads > 1 && d.macs() <= SPLIT_MAX_MACS).then_some(split)
 }
 
 /// Part boundaries fall on multiples of this many rows or columns (a cache line of `f32`).
@@ -644,8 +650,9 @@ fn split_product<T: GemmFloat>(
     rhs: MatRef<'_, T>,
     d: Dims,
     threads: usize,
+    split: Split,
 ) {
-    let by_columns = splits_by_columns(d);
+    let by_columns = split == Split::Columns;
     let len = if by_columns { d.n } else { d.m };
     let block = len.div_ceil(threads).next_multiple_of(SPLIT_ALIGN);
     let (row_stride, col_stride) = (dst.row_stride, dst.col_stride);

@@ -3,7 +3,7 @@
 //!
 //! Buffers are contiguous and row-major, so nothing is ever transposed. Adjacent reduced axes
 //! merge into one group, and folding one group is an `(outer, reduced, inner)` problem: with
-//! `inner == 1` each output folds a contiguous row (in 8 independent lanes, which vectorizes);
+//! `inner == 1` each output folds a contiguous row (in 32 independent lanes, which vectorize);
 //! otherwise the rows of `inner` contiguous elements are folded into an accumulator vector,
 //! column by column. Separated groups (`[0, 2]` of a rank-3 array) are folded one at a time,
 //! innermost first.
@@ -17,10 +17,15 @@ use rayon::prelude::*;
 
 use super::elementwise::PARALLEL_THRESHOLD;
 
-/// Elements a row leaf folds sequentially (16 per lane), as NumPy's pairwise sum does.
-const LEAF: usize = 128;
-/// Independent accumulators in a row leaf: enough for the compiler to fill a vector register.
-const LANES: usize = 8;
+/// Elements a row leaf folds in its lanes (16 per lane, as NumPy's pairwise sum folds 16
+/// per accumulator).
+const LEAF: usize = 512;
+/// Independent accumulators in a row leaf: several vector registers' worth, so the folds of
+/// consecutive elements do not wait on each other (with one register's worth, a sum of a
+/// long row waited on the adder's latency: 0.5 elements per cycle).
+const LANES: usize = 32;
+/// Rows shorter than this fold in one sequence (lanes do not pay off).
+const SHORT_ROW: usize = 16;
 /// Fewest rows a column leaf folds sequentially before splitting in halves.
 const LEAF_ROWS: usize = 16;
 /// Elements a column leaf folds at least: narrow column blocks fold more rows per leaf so a
@@ -145,11 +150,11 @@ where
 
     /// Pairwise fold of a contiguous row: halves are folded separately (in parallel when large)
     /// down to leaves of [`LEAF`] elements.
-    fn row<S: Copy + Sync>(&self, x: &[S]) -> A
+    pub fn row<S: Copy + Sync>(&self, x: &[S]) -> A
     where
         L: Fn(S) -> A + Sync,
     {
-        if x.len() < 2 * LANES {
+        if x.len() < SHORT_ROW {
             // Too short for lanes to pay off.
             let c = &self.combine;
             return x.iter().fold(self.identity, |acc, &v| c(acc, (self.load)(v)));
@@ -182,12 +187,19 @@ where
                 *l = c(*l, (self.load)(v));
             }
         }
-        let [l0, l1, l2, l3, l4, l5, l6, l7] = lanes;
-        let mut acc = c(c(c(l0, l1), c(l2, l3)), c(c(l4, l5), c(l6, l7)));
-        for &v in chunks.remainder() {
-            acc = c(acc, (self.load)(v));
+        for (l, &v) in lanes.iter_mut().zip(chunks.remainder()) {
+            *l = c(*l, (self.load)(v));
         }
-        acc
+        // The lanes in a balanced tree: each half onto the other.
+        let mut width = LANES;
+        while width > 1 {
+            width /= 2;
+            let (low, high) = lanes.split_at_mut(width);
+            for (l, &h) in low.iter_mut().zip(&*high) {
+                *l = c(*l, h);
+            }
+        }
+        lanes[0]
     }
 
     /// Folds the `red` rows of one `(red, inner)` slab into `out` (`inner` long), in tasks of

@@ -228,6 +228,34 @@ fn a_loss_reduces_in_the_same_pass_and_softmax_fuses_its_rows() {
 }
 
 #[test]
+fn float_reductions_fold_tile_by_tile_within_tolerance_for_every_layout() {
+    // Rows longer than a sub-tile (5000), rows that straddle sub-tile ends (333), and folds
+    // over leading axes, large enough for parallel tiles, with a broadcast bias, in f32 and
+    // f64 and for every float fold.
+    for (dtype, rtol) in [(DType::F32, 1e-5), (DType::F64, 1e-12)] {
+        for (rows, cols) in [(37, 5000), (300, 333)] {
+            let x = random(&[rows, cols], 7).astype(dtype);
+            let b = random(&[cols], 8).astype(dtype);
+            let (fused, unfused, plan) = both(&[x, b], |a| {
+                let y = (&a[0] + &a[1]).tanh() * 1.5;
+                vec![
+                    jnp::sum(&(&y * &y)),
+                    jnp::sum_axes(&y, 1, false),
+                    jnp::max_axes(&y, 1, false),
+                    jnp::min_axes(&(&y * 2.0), 0, false),
+                    jnp::sum_axes(&y.exp(), 0, false),
+                    jnp::prod_axes(&(&y * 0.01 + 1.0), 1, false),
+                ]
+            });
+            assert!(!plan.fused_groups().is_empty());
+            for (k, (f, u)) in fused.iter().zip(&unfused).enumerate() {
+                agree(f, u, rtol).unwrap_or_else(|e| panic!("{dtype} {rows}x{cols} #{k}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
 fn results_are_the_same_bits_on_every_run_and_thread_count() {
     let x = random(&[700, 300], 5);
     let run = |threads: usize| {

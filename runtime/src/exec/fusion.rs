@@ -63,8 +63,9 @@ pub struct FusedGroup {
     pub reduction: Option<Reduction>,
     /// How many equations of the program the group stands for.
     pub equations: usize,
-    /// The float dtype every value has, when every op has a slice form and there is no
-    /// reduction: the group then runs as loops from its inputs straight into its outputs.
+    /// The float dtype every value has, when every op has a slice form (and the reduction,
+    /// if any, folds an op's value of that dtype): the group then runs as loops from its
+    /// inputs straight into its outputs and its reduction's tiles.
     pub slice_dtype: Option<DType>,
     /// How many tile buffers the ops' values need at once (see [`TileOp::slot`]).
     pub arena_slots: usize,
@@ -591,7 +592,7 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
     release_dead_values(&mut ops, &outputs, reduction.as_ref());
     let arena_slots = assign_slots(&mut ops);
     let equations = group.members.len() + usize::from(reduction.is_some()) + group.transposes.len();
-    let slice_dtype = slice_dtype(program, &inputs, &ops, reduction.is_some());
+    let slice_dtype = slice_dtype(program, &inputs, &ops, reduction.as_ref());
     FusedGroup {
         shape,
         inputs,
@@ -606,17 +607,19 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
 }
 
 /// The dtype of a group that can run as slice loops: f32 or f64 throughout, every op with a
-/// slice form, no reduction.
+/// slice form, and a reduction, if any, of an op's value (not of an input) to that dtype.
 fn slice_dtype(
     program: &Program,
     inputs: &[(Atom, Load)],
     ops: &[TileOp],
-    reduces: bool,
+    reduction: Option<&Reduction>,
 ) -> Option<DType> {
     let dtype = ops.first()?.dtype;
     let uniform = ops.iter().all(|op| op.dtype == dtype && op.slice.is_some())
         && inputs.iter().all(|(a, _)| program.atom_aval(a).dtype == dtype);
-    (matches!(dtype, DType::F32 | DType::F64) && uniform && !reduces).then_some(dtype)
+    let reduces_op =
+        reduction.is_none_or(|r| matches!(r.input, Value::Op(_)) && r.aval.dtype == dtype);
+    (matches!(dtype, DType::F32 | DType::F64) && uniform && reduces_op).then_some(dtype)
 }
 
 fn same_atom(a: &Atom, b: &Atom) -> bool {

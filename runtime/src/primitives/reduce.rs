@@ -260,7 +260,7 @@ impl Primitive for Reduce {
 
 /// Folds numbers, loaded into accumulators of type `A`. Each arm passes its combining function
 /// as its own type so the kernel inlines it into its loops.
-fn fold_numbers<S, A>(
+pub(crate) fn fold_numbers<S, A>(
     op: ReduceOp,
     v: &[S],
     shape: &[usize],
@@ -283,6 +283,32 @@ where
             axes,
             &Fold { identity: A::HIGHEST, load, combine: <A as Scalar>::min },
         ),
+        ReduceOp::And | ReduceOp::Or => unreachable!("the shape rule only lets bools through"),
+    }
+}
+
+/// `op`'s fold of a contiguous run of numbers: the pairwise fold [`Reduce`] gives a row.
+pub(crate) fn fold_run<A: Identities>(op: ReduceOp, v: &[A]) -> A {
+    match op {
+        ReduceOp::Sum => Fold { identity: A::ZERO, load: same, combine: A::add }.row(v),
+        ReduceOp::Prod => Fold { identity: A::ONE, load: same, combine: A::mul }.row(v),
+        ReduceOp::Max => {
+            Fold { identity: A::LOWEST, load: same, combine: <A as Scalar>::max }.row(v)
+        }
+        ReduceOp::Min => {
+            Fold { identity: A::HIGHEST, load: same, combine: <A as Scalar>::min }.row(v)
+        }
+        ReduceOp::And | ReduceOp::Or => unreachable!("the shape rule only lets bools through"),
+    }
+}
+
+/// `op`'s combining function and identity, for numbers.
+pub(crate) fn combiner<A: Identities>(op: ReduceOp) -> (fn(A, A) -> A, A) {
+    match op {
+        ReduceOp::Sum => (A::add, A::ZERO),
+        ReduceOp::Prod => (A::mul, A::ONE),
+        ReduceOp::Max => (<A as Scalar>::max, A::LOWEST),
+        ReduceOp::Min => (<A as Scalar>::min, A::HIGHEST),
         ReduceOp::And | ReduceOp::Or => unreachable!("the shape rule only lets bools through"),
     }
 }

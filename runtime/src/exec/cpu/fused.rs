@@ -250,7 +250,7 @@ fn reduce_tile(
 }
 
 /// Combines the tiles' partial reductions, in tile order, into the reduction's result.
-fn combine(r: &Reduction, partials: Vec<Array>) -> Array {
+pub(super) fn combine(r: &Reduction, partials: Vec<Array>) -> Array {
     let dtype = r.aval.dtype;
     let parts: Vec<&Buffer> = partials.iter().map(Array::buffer).collect();
     let joined = concat(dtype, &parts);

@@ -16,10 +16,11 @@ use super::parts::DisjointOut;
 use super::pool;
 use crate::array::Array;
 use crate::dtype::Element;
-use crate::exec::fusion::{FusedGroup, Layout, Load, Output, Value, TILE};
+use crate::exec::fusion::{FusedGroup, Layout, Load, Output, ReduceLayout, Reduction, Value, TILE};
 use crate::primitives::binary::{self, Scalar};
+use crate::primitives::reduce::{combiner, fold_numbers, fold_run, Identities};
 use crate::primitives::unary::{self, Real};
-use crate::primitives::{SliceOp, Src};
+use crate::primitives::{ReduceOp, SliceOp, Src};
 
 /// Where a tile finds one input.
 enum Source<'a, T> {
@@ -37,7 +38,7 @@ enum Source<'a, T> {
 }
 
 /// Runs `group` (whose [`FusedGroup::slice_dtype`] is `T`) on its inputs.
-pub(crate) fn run<T: Real + Scalar>(
+pub(crate) fn run<T: Real + Scalar + Identities>(
     group: &FusedGroup,
     inputs: &[Array],
     results: &mut Vec<Array>,
@@ -69,6 +70,12 @@ pub(crate) fn run<T: Real + Scalar>(
         group.outputs.iter().map(|_| pool::take_for_overwrite(n, T::from_i64(0))).collect();
     // Tiles write disjoint ranges of each output.
     let sinks: Vec<DisjointOut<T>> = outputs.iter_mut().map(|v| DisjointOut::new(v)).collect();
+    if let Some(r) = &group.reduction {
+        let partials = run_reducing(group, r, &sources, &sinks, layout);
+        wrap_outputs(group, outputs, results);
+        results.push(super::fused::combine(r, partials));
+        return;
+    }
     // Streamed groups that read their inputs in place run chunk by chunk (see `Chunks`).
     let in_place = sources.iter().all(|s| matches!(s, Source::Full(_) | Source::Scalar(_)));
     let in_order = group.outputs.iter().all(|o| o.layout == Layout::RowMajor);
@@ -92,7 +99,7 @@ pub(crate) fn run<T: Real + Scalar>(
         unsafe {
             match &chunks {
                 Some(chunks) => chunks.run_tile(start, len),
-                None => run_tile(group, &sources, &sinks, layout, start, len),
+                None => drop(run_tile(group, &sources, &sinks, layout, start, len)),
             }
         }
     };
@@ -102,6 +109,115 @@ pub(crate) fn run<T: Real + Scalar>(
         (0..tiles).into_par_iter().for_each(tile);
     }
     wrap_outputs(group, outputs, results);
+}
+
+/// Runs a group that ends with a reduction in tiles of whole rows of its layout (the tiles
+/// of [`super::fused`]'s generic path), each tile's ops reading the inputs in place and its
+/// sub-tiles folded as they are computed (see [`TileFold`]); returns the tiles' partial
+/// reductions in tile order.
+fn run_reducing<T: Real + Scalar + Identities>(
+    group: &FusedGroup,
+    r: &Reduction,
+    sources: &[Source<T>],
+    sinks: &[DisjointOut<T>],
+    layout: TileLayout,
+) -> Vec<Array> {
+    let (n, row) = (group.len(), group.row_len());
+    let rows_per_tile = (TILE / row).max(1);
+    let tiles = (n / row).div_ceil(rows_per_tile);
+    let tile = |t: usize| {
+        let start = t * rows_per_tile * row;
+        let len = (rows_per_tile * row).min(n - start);
+        // SAFETY (of `run_tile`'s contract): tiles cover disjoint ranges inside `0..n`.
+        let partial = unsafe { run_tile(group, sources, sinks, layout, start, len) };
+        let partial = partial.expect("a reducing group's tiles fold its reduction");
+        Array::from_buffer(&[partial.len()], T::wrap(partial), r.aval.weak)
+    };
+    if n < 2 * TILE {
+        (0..tiles).map(tile).collect()
+    } else {
+        (0..tiles).into_par_iter().map(tile).collect()
+    }
+}
+
+/// One tile's part of its group's reduction, folded sub-tile by sub-tile while the values are
+/// in L1, so that the tile's reads from memory are not interrupted by a pass over the tile.
+/// Every piece of a row is folded pairwise (the reduction's own kernel for a row) and the
+/// pieces of a row are combined in order; where rows fold onto each other (a reduction over
+/// leading axes), the tile's values are kept and folded by the reduction's kernel at the end,
+/// pairwise over rows, since a running fold over thousands of rows would lose accuracy.
+struct TileFold<T> {
+    op: ReduceOp,
+    /// The op whose value is reduced.
+    value: usize,
+    how: FoldInto<T>,
+}
+
+enum FoldInto<T> {
+    /// Each row of `inner` elements to one result.
+    Rows { inner: usize, results: Vec<T> },
+    /// Every element to one result.
+    One(T),
+    /// Rows of `kept` elements onto each other, at the tile's end.
+    Columns { kept: usize, values: Vec<T> },
+}
+
+impl<T: Identities> TileFold<T> {
+    /// The fold of a tile of `len` elements of `r`'s input, an op's value (see `slice_dtype`).
+    fn new(r: &Reduction, len: usize) -> TileFold<T> {
+        let Value::Op(value) = r.input else { unreachable!("slice groups reduce an op's value") };
+        let identity = combiner::<T>(r.op).1;
+        let how = match r.layout {
+            ReduceLayout::Rows { inner } => {
+                FoldInto::Rows { inner, results: vec![identity; len / inner] }
+            }
+            ReduceLayout::Columns { kept: 1 } => FoldInto::One(identity),
+            ReduceLayout::Columns { kept } => {
+                FoldInto::Columns { kept, values: pool::take_for_overwrite(len, identity) }
+            }
+        };
+        TileFold { op: r.op, value, how }
+    }
+
+    /// Folds in `values`, the tile's elements from `at` on.
+    fn add(&mut self, at: usize, values: &[T]) {
+        let (combine, _) = combiner::<T>(self.op);
+        match &mut self.how {
+            FoldInto::Rows { inner, results } => {
+                let mut pos = at;
+                for piece in row_pieces(values, at, *inner) {
+                    let r = &mut results[pos / *inner];
+                    *r = combine(*r, fold_run(self.op, piece));
+                    pos += piece.len();
+                }
+            }
+            FoldInto::One(result) => *result = combine(*result, fold_run(self.op, values)),
+            FoldInto::Columns { values: kept, .. } => {
+                kept[at..at + values.len()].copy_from_slice(values)
+            }
+        }
+    }
+
+    /// The tile's partial result.
+    fn finish(self) -> Vec<T> {
+        match self.how {
+            FoldInto::Rows { results, .. } => results,
+            FoldInto::One(result) => vec![result],
+            FoldInto::Columns { kept, values } => {
+                let rows = values.len() / kept;
+                let partial = fold_numbers(self.op, &values, &[rows, kept], &[0], |x: T| x);
+                drop(T::wrap(values));
+                partial
+            }
+        }
+    }
+}
+
+/// The pieces of `values` (a tile's elements from `at` on) that lie in one row of `row`
+/// elements each.
+fn row_pieces<T>(values: &[T], at: usize, row: usize) -> impl Iterator<Item = &[T]> {
+    let (head, rest) = values.split_at((row - at % row).min(values.len()));
+    std::iter::once(head).filter(|h| !h.is_empty()).chain(rest.chunks(row))
 }
 
 /// The group's input `a`, of the group's dtype `T`.
@@ -127,6 +243,7 @@ fn run_small<T: Real + Scalar>(
     let n = group.len();
     let broadcast = group.inputs.iter().any(|(_, load)| matches!(load, Load::Strided(_)));
     if n > SMALL_LEN
+        || group.reduction.is_some()
         || group.arena_slots > SMALL_SLOTS
         || group.outputs.len() > SMALL_OUTPUTS
         || broadcast
@@ -492,18 +609,19 @@ fn streams<T>(group: &FusedGroup) -> bool {
     group.len() * std::mem::size_of::<T>() >= STREAM_MIN_BYTES
 }
 
-/// Computes elements `start..start + len` of every output, a sub-tile at a time.
+/// Computes elements `start..start + len` of every output, a sub-tile at a time, and returns
+/// the tile's part of the group's reduction, if it has one (see [`TileFold`]).
 ///
 /// # Safety
 /// Each sink has room for the group's length, and no other thread touches this range of it.
-unsafe fn run_tile<T: Real + Scalar>(
+unsafe fn run_tile<T: Real + Scalar + Identities>(
     group: &FusedGroup,
     sources: &[Source<T>],
     sinks: &[DisjointOut<T>],
     layout: TileLayout,
     start: usize,
     len: usize,
-) {
+) -> Option<Vec<T>> {
     let stream = streams::<T>(group);
     let sub = layout.sub.min(len);
     // One scratch buffer per tile: a sub-tile slot per op value (`TileOp::slot`), then one
@@ -533,6 +651,7 @@ unsafe fn run_tile<T: Real + Scalar>(
         })
         .collect();
     let mut places = Vec::with_capacity(group.outputs.len());
+    let mut fold = group.reduction.as_ref().map(|r| TileFold::<T>::new(r, len));
     let mut from = 0;
     while from < len {
         let mut n = sub.min(len - from);
@@ -561,6 +680,11 @@ unsafe fn run_tile<T: Real + Scalar>(
                 &mut scratch,
             )
         };
+        if let Some(fold) = &mut fold {
+            // SAFETY: the reduced op wrote its `n` elements at `at[value]`, kept until the
+            // sub-tile's end since the reduction reads it.
+            fold.add(from, unsafe { slice::from_raw_parts(scratch.at[fold.value], n) });
+        }
         from += n;
     }
     if stream {
@@ -576,6 +700,7 @@ unsafe fn run_tile<T: Real + Scalar>(
     }
     // Back to this thread's cache of tile buffers.
     drop(T::wrap(arena));
+    fold.map(TileFold::finish)
 }
 
 /// Where a sub-tile writes an output's elements.

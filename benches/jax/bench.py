@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks, timed on request so the Rust bench can alternate with it.
 
-    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv
+    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv|reduce
 
 builds the workload's jitted functions, prints `ready NAME...`, then answers each line
 `NAME RUNS` read from stdin with `NAME SECONDS`: the median seconds per call over RUNS timed
@@ -112,6 +112,17 @@ def random():
             "jax_random_uniform_10M": lambda: jax.random.uniform(key, (n,)).block_until_ready()}
 
 
+def reduce():
+    p = jnp.ones((5000, 5000), jnp.float32) * 0.5
+    t = jnp.ones((5000, 5000), jnp.float32) * 0.25
+    loss = jax.jit(lambda p, t: jnp.sum((p - t) ** 2))
+    rows = jax.jit(lambda x: jnp.sum(x * x, axis=1))
+    total = jax.jit(jnp.sum)
+    return {"jax_reduce_loss": lambda: loss(p, t).block_until_ready(),
+            "jax_reduce_rows": lambda: rows(p).block_until_ready(),
+            "jax_reduce_sum": lambda: total(p).block_until_ready()}
+
+
 def w7():
     """The seed's pmap example on 8 devices (benches/w7_pmap.rs): per-device normal
     matrices, x @ x.T on each, and each device's mean."""
@@ -175,4 +186,4 @@ if sys.argv[1] == "w8_child":
     w8_child()
 else:
     serve({"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random,
-           "scan": scan, "conv": conv}[sys.argv[1]]())
+           "scan": scan, "conv": conv, "reduce": reduce}[sys.argv[1]]())

@@ -1,8 +1,9 @@
 //! Running a fused group on the CPU, tile by tile.
 //!
-//! Groups of f32 or f64 whose ops all have slice forms take the fast path of
-//! [`super::fused_float`]; this module runs every other group (other dtypes, comparisons,
-//! selects, conversions, reductions) with the ops' own kernels.
+//! Groups of f32 or f64 whose ops all have slice forms (with or without a reduction at their
+//! end) take the fast path of [`super::fused_float`]; this module runs every other group
+//! (other dtypes, comparisons, selects, conversions, and reductions of those) with the ops'
+//! own kernels.
 //!
 //! The iteration shape is cut into tiles of whole rows of about [`TILE`] elements. For each
 //! tile, every input is read into a tile-sized array (a copy of its range, a gather through

@@ -5,6 +5,8 @@
 //! crosses memory once on the way in and once on the way out. Groups too large for the
 //! caches whose inputs are all read in place run in short chunks instead of tiles and
 //! sub-tiles ([`Chunks`]), and groups of a few elements run on the stack ([`run_small`]).
+//! A group that ends in a reduction folds each sub-tile of the reduced value as it is
+//! computed ([`TileFold`]).
 
 use std::mem::MaybeUninit;
 use std::ops::Range;

@@ -169,6 +169,14 @@ impl FusedGroup {
             None => 1,
         }
     }
+
+    /// Elements per tile of whole rows of the tile layout (about [`TILE`], at least one row),
+    /// and how many such tiles cover the group. Every path that runs a group in row tiles cuts
+    /// it this way, so their partial reductions are combined over the same tiles.
+    pub fn row_tiles(&self) -> (usize, usize) {
+        let tile = (TILE / self.row_len()).max(1) * self.row_len();
+        (tile, self.len().div_ceil(tile))
+    }
 }
 
 /// A group while the pass builds it.

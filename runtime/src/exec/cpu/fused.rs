@@ -38,11 +38,8 @@ pub fn run(group: &FusedGroup, inputs: &mut Vec<Array>, results: &mut Vec<Array>
 
 /// Runs a group with the ops' own kernels, tile by tile.
 fn run_generic(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
-    let n = group.len();
-    let row = group.row_len();
-    let rows = n / row;
-    let rows_per_tile = (TILE / row).max(1);
-    let tiles = rows.div_ceil(rows_per_tile);
+    let (n, row) = (group.len(), group.row_len());
+    let (tile_len, tiles) = group.row_tiles();
     if tiles == 1 {
         return run_whole(group, inputs);
     }
@@ -67,9 +64,9 @@ fn run_generic(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
         })
         .collect();
     let tile = |t: usize| -> Option<Array> {
-        let r0 = t * rows_per_tile;
-        let r1 = (r0 + rows_per_tile).min(rows);
-        run_tile(group, &reads, &sinks, r0 * row, (r1 - r0) * row, r1 - r0)
+        let start = t * tile_len;
+        let len = tile_len.min(n - start);
+        run_tile(group, &reads, &sinks, start, len, len / row)
     };
     let partials: Vec<Option<Array>> = if n < 2 * TILE {
         (0..tiles).map(tile).collect()

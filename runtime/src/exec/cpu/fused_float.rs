@@ -113,8 +113,8 @@ pub(crate) fn run<T: Real + Scalar + Identities>(
     wrap_outputs(group, outputs, results);
 }
 
-/// Runs a group that ends with a reduction in tiles of whole rows of its layout (the tiles
-/// of [`super::fused`]'s generic path), each tile's ops reading the inputs in place and its
+/// Runs a group that ends with a reduction in tiles of whole rows of its layout
+/// ([`FusedGroup::row_tiles`]), each tile's ops reading the inputs in place and its
 /// sub-tiles folded as they are computed (see [`TileFold`]); returns the tiles' partial
 /// reductions in tile order.
 fn run_reducing<T: Real + Scalar + Identities>(
@@ -124,12 +124,11 @@ fn run_reducing<T: Real + Scalar + Identities>(
     sinks: &[DisjointOut<T>],
     layout: TileLayout,
 ) -> Vec<Array> {
-    let (n, row) = (group.len(), group.row_len());
-    let rows_per_tile = (TILE / row).max(1);
-    let tiles = (n / row).div_ceil(rows_per_tile);
+    let n = group.len();
+    let (tile_len, tiles) = group.row_tiles();
     let tile = |t: usize| {
-        let start = t * rows_per_tile * row;
-        let len = (rows_per_tile * row).min(n - start);
+        let start = t * tile_len;
+        let len = tile_len.min(n - start);
         // SAFETY (of `run_tile`'s contract): tiles cover disjoint ranges inside `0..n`.
         let partial = unsafe { run_tile(group, sources, sinks, layout, start, len) };
         let partial = partial.expect("a reducing group's tiles fold its reduction");

@@ -109,6 +109,85 @@ fn streamed_groups_give_the_unfused_bits_when_run_in_chunks() {
     }
 }
 
+/// Whether large groups of plain arithmetic compile to machine code here (x86-64 Linux with
+/// AVX-512F; see `rjax::exec::cpu::native`).
+fn compiles_loops() -> bool {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        std::env::var("RJAX_NATIVE_LOOPS").map_or(true, |v| v != "0")
+            && std::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    false
+}
+
+/// Two arrays of `len` values drawn from a normal distribution, in which every pair of the
+/// edge cases of `max`, `min`, `sqrt` and division (NaN, infinities, signed zeros, a
+/// subnormal) meets again and again along the arrays.
+fn edge_case_pairs(len: usize, dtype: DType) -> (Array, Array) {
+    let edges = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, -1.0, 1e-40];
+    let mut x = random(&[len], 40).to_vec::<f32>().unwrap();
+    let mut y = random(&[len], 41).to_vec::<f32>().unwrap();
+    for i in (0..len).filter(|i| i % 997 < 2 * 49 && i % 2 == 0) {
+        let pair = i % 997 / 2;
+        (x[i], y[i]) = (edges[pair % 7], edges[pair / 7]);
+    }
+    let array = |v| Array::from_shape_vec([len], v).astype(dtype);
+    (array(x), array(y))
+}
+
+#[test]
+fn arithmetic_groups_compiled_to_machine_code_give_the_unfused_bits() {
+    // Lengths that end inside a loop trip; f64 streams from half as many elements as f32.
+    // Every op's value leaves the group, so that each op's edge cases show.
+    for (dtype, len) in [(DType::F32, (1 << 20) + 13), (DType::F64, (1 << 19) + 77)] {
+        let (x, y) = edge_case_pairs(len, dtype);
+        let s = random(&[], 42).astype(dtype);
+        let (fused, unfused, plan) = both(&[x, y, s], |a| {
+            let (x, y, s) = (&a[0], &a[1], &a[2]);
+            let (high, low) = (jnp::maximum(x, y), jnp::minimum(x, y));
+            let root = jnp::abs(x).sqrt() / (y - s);
+            let spread = -jnp::reciprocal(&jnp::square(&(&high - &low)));
+            let mixed = &spread * &root + &low * s;
+            vec![high, low, root, spread, mixed, jnp::broadcast_to(s, [len])]
+        });
+        assert_eq!(plan.fused_groups().len(), 1, "{dtype}: {:?}", plan.fused_groups());
+        assert_eq!(plan.compiled_groups(), vec![compiles_loops()], "{dtype}");
+        for (o, (f, u)) in fused.iter().zip(&unfused).enumerate() {
+            // Bit for bit: signed zeros and NaN payloads too.
+            let bits = |a: &Array| a.astype(DType::F64).to_vec::<f64>().unwrap();
+            let (f, u) = (bits(f), bits(u));
+            if let Some(i) = f.iter().zip(&u).position(|(p, q)| p.to_bits() != q.to_bits()) {
+                panic!("{dtype} output {o} element {i}: fused {:?} vs unfused {:?}", f[i], u[i]);
+            }
+        }
+    }
+}
+
+#[test]
+fn compiled_groups_with_many_live_values_unroll_less_and_groups_past_the_registers_do_not_compile()
+{
+    // `a[0] - sum of products`, every product live until the sum. Products of neighbours of
+    // ten inputs (nine live values: fewer vectors per value) compile; eleven inputs and an
+    // output need more pointer registers than there are, and the 36 products of all pairs of
+    // nine inputs more vector registers.
+    let neighbours = |a: &[Array]| -> Vec<Array> { a.windows(2).map(|w| &w[0] * &w[1]).collect() };
+    let pairs = |a: &[Array]| -> Vec<Array> {
+        let pairs = (0..a.len()).flat_map(|i| (i + 1..a.len()).map(move |j| (i, j)));
+        pairs.map(|(i, j)| &a[i] * &a[j]).collect()
+    };
+    type Products = fn(&[Array]) -> Vec<Array>;
+    let cases: [(usize, Products, bool); 3] =
+        [(10, neighbours, compiles_loops()), (11, neighbours, false), (9, pairs, false)];
+    for (inputs, products, compiled) in cases {
+        let args: Vec<Array> = (0..inputs as u32).map(|k| random(&[1 << 20], 50 + k)).collect();
+        let (fused, unfused, plan) =
+            both(&args, |a| vec![products(a).iter().fold(a[0].clone(), |acc, p| acc - p)]);
+        assert_eq!(plan.compiled_groups(), vec![compiled], "{inputs} inputs");
+        agree(&fused[0], &unfused[0], 0.0).unwrap();
+    }
+}
+
 #[test]
 fn matrix_transposes_of_group_values_are_written_by_the_group() {
     for (dtype, rows, cols) in [(DType::F32, 300, 257), (DType::F64, 37, 300), (DType::I32, 70, 90)]

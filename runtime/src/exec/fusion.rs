@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::dtype::DType;
+use crate::exec::cpu::native::NativeCache;
 use crate::ir::{Atom, Program, Var};
 use crate::primitives::{Aval, Fusion, Primitive, ReduceOp, SliceOp};
 use crate::shape::contiguous_strides;
@@ -69,6 +70,8 @@ pub struct FusedGroup {
     pub slice_dtype: Option<DType>,
     /// How many tile buffers the ops' values need at once (see [`TileOp::slot`]).
     pub arena_slots: usize,
+    /// The group's loop compiled to machine code, made on first use where it suits.
+    pub native: NativeCache,
 }
 
 /// A value a group writes out.
@@ -611,6 +614,7 @@ fn build(program: &Program, group: &Building, used_outside: &[bool]) -> FusedGro
         equations,
         slice_dtype,
         arena_slots,
+        native: NativeCache::default(),
     }
 }
 

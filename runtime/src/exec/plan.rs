@@ -123,6 +123,18 @@ impl Plan {
             .collect()
     }
 
+    /// For each fused group, whether it has run as a loop compiled to machine code (see
+    /// [`crate::exec::cpu::native`]); groups compile on their first run, where they suit it.
+    pub fn compiled_groups(&self) -> Vec<bool> {
+        self.steps
+            .iter()
+            .filter_map(|s| match &s.step {
+                Step::Fused(g) => Some(g.native.compiled()),
+                Step::Single(_) => None,
+            })
+            .collect()
+    }
+
     /// Runs the plan on concrete arguments matching the program's inputs.
     ///
     /// A plan with parallel kernels runs on a thread of the rayon pool. Called from outside

@@ -14,6 +14,7 @@ use std::slice;
 
 use rayon::prelude::*;
 
+use super::native::NativeLoop;
 use super::parts::DisjointOut;
 use super::pool;
 use crate::array::Array;
@@ -91,17 +92,21 @@ pub(crate) fn run<T: Real + Scalar + Identities>(
         sink: |o: usize| sinks[o].get(),
         stream: true,
     });
+    let native = chunks.as_ref().and_then(|_| group.native.get(group, std::mem::size_of::<T>()));
     let task_len = if chunks.is_some() { STREAMED_TASK_LEN } else { TASK_LEN };
     let tiles = n.div_ceil(task_len);
     let tile = |t: usize| {
         let start = t * task_len;
         let len = task_len.min(n - start);
-        // SAFETY (of `run_tile`'s and `Chunks::run_tile`'s contracts): tiles cover disjoint
-        // ranges inside `0..n`.
+        // SAFETY (of `run_tile`'s, `Chunks::run_tile`'s and `run_compiled`'s contracts): tiles
+        // cover disjoint ranges inside `0..n`.
         unsafe {
-            match &chunks {
-                Some(chunks) => chunks.run_tile(start, len),
-                None => drop(run_tile(group, &sources, &sinks, layout, start, len)),
+            match (&chunks, native) {
+                (Some(chunks), Some(native)) => {
+                    run_compiled(native, chunks, &sources, &sinks, start, len)
+                }
+                (Some(chunks), None) => chunks.run_tile(start, len),
+                (None, _) => drop(run_tile(group, &sources, &sinks, layout, start, len)),
             }
         }
     };
@@ -111,6 +116,58 @@ pub(crate) fn run<T: Real + Scalar + Identities>(
         (0..tiles).into_par_iter().for_each(tile);
     }
     wrap_outputs(group, outputs, results);
+}
+
+/// Computes elements `start..start + len` of a streamed group (see [`Chunks`]) with its
+/// compiled loop: whole blocks from the outputs' first 64-byte boundary on, streamed (or, if
+/// the outputs lie differently against those boundaries, plainly stored from `start` on); the
+/// few elements before and after them by `chunks`.
+///
+/// # Safety
+/// As [`Chunks::run`]'s; `sources` are all read in place, and `native` is the group's loop.
+unsafe fn run_compiled<'a, T, I, O>(
+    native: &NativeLoop,
+    chunks: &Chunks<'_, I, O>,
+    sources: &[Source<T>],
+    sinks: &[DisjointOut<T>],
+    start: usize,
+    len: usize,
+) where
+    T: Real + Scalar + 'a,
+    I: Fn(usize, Range<usize>) -> Src<'a, T>,
+    O: Fn(usize) -> *mut T,
+{
+    let size = std::mem::size_of::<T>();
+    let address = |s: &DisjointOut<T>| s.get() as usize + start * size;
+    let first = sinks.first().map_or(0, address);
+    let stream = sinks.iter().all(|s| address(s) % 64 == first % 64);
+    let head = if stream { ((64 - first % 64) % 64 / size).min(len) } else { 0 };
+    let blocks = (len - head) / native.block();
+    let body = start + head;
+    let mut inputs = Vec::with_capacity(sources.len());
+    let mut scalars = Vec::new();
+    for source in sources {
+        match source {
+            Source::Full(v) => inputs.push(v[body..].as_ptr().cast()),
+            Source::Scalar(x) => scalars.push(*x),
+            _ => unreachable!("compiled groups read their inputs in place"),
+        }
+    }
+    // SAFETY: `body` is inside each output (the caller's contract).
+    let outputs: Vec<*mut u8> = sinks.iter().map(|s| unsafe { s.get().add(body) }.cast()).collect();
+    let done = head + blocks * native.block();
+    // SAFETY: the head, the blocks and the rest cover `start..start + len`, which this task
+    // alone writes (the caller's contract); the blocks start at a 64-byte boundary of every
+    // output when streamed, and the inputs (in place, as long as the outputs) cover them.
+    unsafe {
+        if head > 0 {
+            chunks.run_tile(start, head);
+        }
+        native.run(stream, &inputs, &outputs, scalars.as_ptr().cast(), blocks);
+        if done < len {
+            chunks.run_tile(start + done, len - done);
+        }
+    }
 }
 
 /// Runs a group that ends with a reduction in tiles of whole rows of its layout

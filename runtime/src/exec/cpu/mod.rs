@@ -7,6 +7,11 @@ pub mod elementwise;
 pub mod fused;
 pub mod fused_float;
 pub mod matmul;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub mod native;
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[path = "native_none.rs"]
+pub mod native;
 #[cfg(target_arch = "x86_64")]
 mod packed_matmul;
 pub mod parts;

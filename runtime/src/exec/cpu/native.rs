@@ -8,6 +8,11 @@
 //! specialized, so on x86-64 Linux CPUs with AVX-512F it is assembled then (with `iced-x86`),
 //! once per cached plan, into a page of executable memory.
 //!
+//! A group that ends in a reduction of all its elements (a loss such as `sum((p - t)**2)`)
+//! folds the reduced value into registers as it goes: [`NativeLoop::run`] leaves one partial
+//! result per lane of each unrolled vector, which the caller folds like a row of the
+//! reduction.
+//!
 //! Each op maps to the instruction that computes the same IEEE operation as its scalar
 //! function (`vaddps` for `+`, `vsqrtps` for `sqrt`, `max`/`min` with the scalar functions'
 //! NaN rule), so a compiled loop gives the same bits as the slice path. Groups with other ops,
@@ -23,10 +28,10 @@ use std::sync::OnceLock;
 
 use iced_x86::code_asm::*;
 
-use crate::exec::fusion::{FusedGroup, Layout, Load, Value};
+use crate::exec::fusion::{FusedGroup, Layout, Load, ReduceLayout, Value};
 use crate::primitives::binary::BinaryOp;
 use crate::primitives::unary::UnaryOp;
-use crate::primitives::SliceOp;
+use crate::primitives::{ReduceOp, SliceOp};
 
 /// A group's compiled loop, made on first use (see [`NativeCache::get`]).
 #[derive(Default)]
@@ -79,13 +84,18 @@ impl NativeLoop {
         self.block
     }
 
-    /// Computes `blocks * self.block` elements of every output.
+    /// Computes `blocks * self.block` elements of every output. The loop of a group that
+    /// ends in a reduction (of all its elements: others do not compile) takes one more pointer after the outputs': `block` elements, the
+    /// first holding the reduction's identity, where it leaves its `block` partial results
+    /// (element `i` folds elements `i`, `i + block`, `i + 2 * block`, ... of the reduced
+    /// value, in order).
     ///
     /// # Safety
     /// `inputs` holds [`NativeLoop::in_memory`] pointers, each valid for reads of that many
     /// elements; `outputs` one pointer per output of the group, each valid for writes of that
-    /// many elements, not overlapping the inputs, and with `stream` each aligned to 64 bytes;
-    /// `scalars` points to one value per scalar input.
+    /// many elements, not overlapping the inputs, and with `stream` each aligned to 64 bytes,
+    /// then for a group that reduces, the partials' pointer, valid for reads and writes of
+    /// `block` elements; `scalars` points to one value per scalar input.
     pub(crate) unsafe fn run(
         &self,
         stream: bool,
@@ -164,6 +174,8 @@ struct Shape {
     last_use: HashMap<Value, usize>,
     /// Constants the ops need in registers.
     constants: Vec<Constant>,
+    /// The reduction of all elements that ends the group, and the op whose value it folds.
+    fold: Option<(ReduceOp, usize)>,
 }
 
 #[derive(Clone, Copy)]
@@ -212,9 +224,20 @@ const ZMM: [AsmRegisterZmm; 32] = [
 
 impl Shape {
     fn of(group: &FusedGroup) -> Option<Shape> {
-        if group.reduction.is_some() || group.outputs.iter().any(|o| o.layout != Layout::RowMajor) {
+        if group.outputs.iter().any(|o| o.layout != Layout::RowMajor) {
             return None;
         }
+        let fold = match &group.reduction {
+            None => None,
+            Some(r) => match (r.layout, r.input, r.op) {
+                (
+                    ReduceLayout::Columns { kept: 1 },
+                    Value::Op(j),
+                    ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min,
+                ) => Some((r.op, j)),
+                _ => return None,
+            },
+        };
         let (mut in_memory, mut scalars) = (0, 0);
         let mut inputs = Vec::with_capacity(group.inputs.len());
         for (_, load) in &group.inputs {
@@ -224,7 +247,8 @@ impl Shape {
                 Load::Strided(_) => return None,
             });
         }
-        if in_memory + group.outputs.len() > POINTER_REGISTERS.len() {
+        let pointers = in_memory + group.outputs.len() + usize::from(fold.is_some());
+        if pointers > POINTER_REGISTERS.len() {
             return None;
         }
         let mut constants = Vec::new();
@@ -238,7 +262,7 @@ impl Shape {
                 last_use.insert(v, j);
             }
         }
-        Some(Shape { inputs, in_memory, last_use, constants })
+        Some(Shape { inputs, in_memory, last_use, constants, fold })
     }
 }
 
@@ -299,6 +323,8 @@ struct Emitter<'a> {
     constant_registers: Vec<(Constant, usize)>,
     input_pointers: Vec<AsmRegister64>,
     output_pointers: Vec<AsmRegister64>,
+    /// For a loop that folds: the partials' pointer, and the accumulators.
+    fold: Option<(AsmRegister64, Vec<usize>)>,
 }
 
 impl<'a> Emitter<'a> {
@@ -311,7 +337,8 @@ impl<'a> Emitter<'a> {
     ) -> Result<Emitter<'a>, Stop> {
         let mut pointers = POINTER_REGISTERS.into_iter();
         let input_pointers = pointers.by_ref().take(shape.in_memory).collect();
-        let output_pointers = pointers.take(group.outputs.len()).collect();
+        let output_pointers = pointers.by_ref().take(group.outputs.len()).collect();
+        let fold = shape.fold.map(|_| (pointers.next().expect("counted in Shape::of"), vec![]));
         Ok(Emitter {
             asm: CodeAssembler::new(64)?,
             group,
@@ -325,16 +352,19 @@ impl<'a> Emitter<'a> {
             constant_registers: Vec::new(),
             input_pointers,
             output_pointers,
+            fold,
         })
     }
 
     /// The whole function: save registers, set up pointers, scalars and constants, the loop,
     /// restore and return.
     fn function(&mut self) -> Result<(), Stop> {
-        let saved: Vec<AsmRegister64> = CALLEE_SAVED
-            .into_iter()
-            .filter(|r| self.input_pointers.contains(r) || self.output_pointers.contains(r))
-            .collect();
+        let used = |r: &AsmRegister64| {
+            self.input_pointers.contains(r)
+                || self.output_pointers.contains(r)
+                || self.fold.as_ref().is_some_and(|(p, _)| p == r)
+        };
+        let saved: Vec<AsmRegister64> = CALLEE_SAVED.into_iter().filter(used).collect();
         for &r in &saved {
             self.asm.push(r)?;
         }
@@ -346,6 +376,7 @@ impl<'a> Emitter<'a> {
         for (o, &p) in self.output_pointers.clone().iter().enumerate() {
             self.asm.mov(p, qword_ptr(rsi + 8 * o as i32))?;
         }
+        self.start_fold()?;
         let mut done = self.asm.create_label();
         let mut trip = self.asm.create_label();
         self.asm.xor(eax, eax)?;
@@ -357,6 +388,7 @@ impl<'a> Emitter<'a> {
         self.asm.dec(rcx)?;
         self.asm.jnz(trip)?;
         self.asm.set_label(&mut done)?;
+        self.end_fold()?;
         if self.stream {
             // Streamed stores are weakly ordered: make them visible before the caller reads.
             self.asm.sfence()?;
@@ -366,6 +398,53 @@ impl<'a> Emitter<'a> {
             self.asm.pop(r)?;
         }
         self.asm.ret()?;
+        Ok(())
+    }
+
+    /// Loads the partials' pointer and sets every accumulator to the reduction's identity.
+    fn start_fold(&mut self) -> Result<(), Stop> {
+        let Some((pointer, _)) = self.fold else { return Ok(()) };
+        let at = rsi + 8 * self.output_pointers.len() as i32;
+        self.asm.mov(pointer, qword_ptr(at))?;
+        let accumulators: Vec<usize> =
+            (0..self.unroll).map(|_| self.take()).collect::<Result<_, _>>()?;
+        for &r in &accumulators {
+            match self.width {
+                Width::F32 => self.asm.vbroadcastss(ZMM[r], dword_ptr(pointer))?,
+                Width::F64 => self.asm.vbroadcastsd(ZMM[r], qword_ptr(pointer))?,
+            }
+        }
+        self.fold = Some((pointer, accumulators));
+        Ok(())
+    }
+
+    /// `accumulator = op(accumulator, value)` for each unrolled vector.
+    fn fold_in(&mut self, values: &[usize]) -> Result<(), Stop> {
+        let (op, _) = self.shape.fold.expect("a loop that folds");
+        let accumulators = self.fold.as_ref().expect("started").1.clone();
+        for (&acc, &v) in accumulators.iter().zip(values) {
+            let (acc, v) = (ZMM[acc], ZMM[v]);
+            match op {
+                ReduceOp::Sum => self.op(SliceOp::Binary(BinaryOp::Add), acc, &[acc, v])?,
+                ReduceOp::Prod => self.op(SliceOp::Binary(BinaryOp::Mul), acc, &[acc, v])?,
+                ReduceOp::Max => self.op(SliceOp::Binary(BinaryOp::Max), acc, &[acc, v])?,
+                ReduceOp::Min => self.op(SliceOp::Binary(BinaryOp::Min), acc, &[acc, v])?,
+                ReduceOp::And | ReduceOp::Or => unreachable!("checked in Shape::of"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores the accumulators to the partials.
+    fn end_fold(&mut self) -> Result<(), Stop> {
+        let Some((pointer, accumulators)) = self.fold.clone() else { return Ok(()) };
+        for (u, &r) in accumulators.iter().enumerate() {
+            let at = zmmword_ptr(pointer + 64 * u as i32);
+            match self.width {
+                Width::F32 => self.asm.vmovups(at, ZMM[r])?,
+                Width::F64 => self.asm.vmovupd(at, ZMM[r])?,
+            }
+        }
         Ok(())
     }
 
@@ -427,6 +506,9 @@ impl<'a> Emitter<'a> {
                 if output.value == Value::Op(j) {
                     self.store(o, &dst)?;
                 }
+            }
+            if self.shape.fold.is_some_and(|(_, value)| value == j) {
+                self.fold_in(&dst)?;
             }
             self.held.insert(Value::Op(j), dst);
             for &v in &op.inputs {

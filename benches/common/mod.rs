@@ -29,7 +29,8 @@ pub fn median_time(runs: usize, mut f: impl FnMut()) -> Duration {
 /// The machine's copy bandwidth over buffers of a given size, with all cores copying disjoint
 /// chunks: the memory-bound limit of an elementwise op. Each measurement takes the faster of a
 /// plain copy (`memcpy`) and one with non-temporal stores (which skip reading the destination
-/// into the cache first, as rjax's streaming kernels do).
+/// into the cache first, as rjax's streaming kernels do; whole 64-byte lines per store with
+/// AVX-512).
 pub struct CopyRate {
     src: Vec<f32>,
     dst: Vec<f32>,
@@ -65,6 +66,12 @@ impl CopyRate {
 /// `dst.copy_from_slice(src)` with non-temporal stores where the destination is 16-byte aligned.
 fn stream_copy(src: &[f32], dst: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F (checked just above).
+        unsafe { stream_lines(src, dst) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
     if (dst.as_ptr() as usize).is_multiple_of(16) {
         use std::arch::x86_64::{_mm_loadu_ps, _mm_sfence, _mm_stream_ps};
         let whole = src.len().min(dst.len()) / 4 * 4;
@@ -79,6 +86,32 @@ fn stream_copy(src: &[f32], dst: &mut [f32]) {
         return;
     }
     dst.copy_from_slice(src);
+}
+
+/// Copies `src` into `dst` with whole 64-byte lines streamed (one 512-bit non-temporal store
+/// each, as rjax's compiled loops write), the parts before the first and after the last whole
+/// line of `dst` copied plainly.
+///
+/// # Safety
+/// The CPU supports AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn stream_lines(src: &[f32], dst: &mut [f32]) {
+    use std::arch::x86_64::{_mm512_loadu_ps, _mm512_stream_ps, _mm_sfence};
+    let len = src.len().min(dst.len());
+    let head = ((64 - dst.as_ptr() as usize % 64) % 64 / 4).min(len);
+    let lines = (len - head) / 16;
+    dst[..head].copy_from_slice(&src[..head]);
+    for line in 0..lines {
+        let i = head + 16 * line;
+        // SAFETY: `i + 16 <= len`, inside both slices; `dst + i` is 64-byte aligned (`head`
+        // aligns it, and each line is 64 bytes); the CPU has AVX-512F (the caller's contract).
+        unsafe { _mm512_stream_ps(dst.as_mut_ptr().add(i), _mm512_loadu_ps(src.as_ptr().add(i))) };
+    }
+    let done = head + 16 * lines;
+    dst[done..len].copy_from_slice(&src[done..len]);
+    // SAFETY: `sfence` has no preconditions.
+    unsafe { _mm_sfence() };
 }
 
 /// JAX's side of a workload: `benches/jax/bench.py WORKLOAD` kept running, timing its jitted

@@ -110,8 +110,7 @@ unsafe fn stream_lines(src: &[f32], dst: &mut [f32]) {
     }
     let done = head + 16 * lines;
     dst[done..len].copy_from_slice(&src[done..len]);
-    // SAFETY: `sfence` has no preconditions.
-    unsafe { _mm_sfence() };
+    _mm_sfence();
 }
 
 /// JAX's side of a workload: `benches/jax/bench.py WORKLOAD` kept running, timing its jitted

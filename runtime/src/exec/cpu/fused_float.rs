@@ -143,18 +143,8 @@ unsafe fn run_compiled<'a, T, I, O>(
     let stream = sinks.iter().all(|s| address(s) % 64 == first % 64);
     let head = if stream { ((64 - first % 64) % 64 / size).min(len) } else { 0 };
     let blocks = (len - head) / native.block();
-    let body = start + head;
-    let mut inputs = Vec::with_capacity(sources.len());
-    let mut scalars = Vec::new();
-    for source in sources {
-        match source {
-            Source::Full(v) => inputs.push(v[body..].as_ptr().cast()),
-            Source::Scalar(x) => scalars.push(*x),
-            _ => unreachable!("compiled groups read their inputs in place"),
-        }
-    }
-    // SAFETY: `body` is inside each output (the caller's contract).
-    let outputs: Vec<*mut u8> = sinks.iter().map(|s| unsafe { s.get().add(body) }.cast()).collect();
+    // SAFETY: `start + head` is inside each output (the caller's contract).
+    let (inputs, scalars, outputs) = unsafe { compiled_arguments(sources, sinks, start + head) };
     let done = head + blocks * native.block();
     // SAFETY: the head, the blocks and the rest cover `start..start + len`, which this task
     // alone writes (the caller's contract); the blocks start at a 64-byte boundary of every
@@ -168,6 +158,31 @@ unsafe fn run_compiled<'a, T, I, O>(
             chunks.run_tile(start + done, len - done);
         }
     }
+}
+
+/// A compiled loop's arguments from element `at` on (see [`NativeLoop::run`]): the in-memory
+/// inputs' pointers, the scalars' values and the outputs' pointers.
+///
+/// # Safety
+/// `at` is at most each output's length; `sources` are all read in place.
+#[allow(clippy::type_complexity)]
+unsafe fn compiled_arguments<T: Copy>(
+    sources: &[Source<T>],
+    sinks: &[DisjointOut<T>],
+    at: usize,
+) -> (Vec<*const u8>, Vec<T>, Vec<*mut u8>) {
+    let mut inputs = Vec::with_capacity(sources.len());
+    let mut scalars = Vec::new();
+    for source in sources {
+        match source {
+            Source::Full(v) => inputs.push(v[at..].as_ptr().cast()),
+            Source::Scalar(x) => scalars.push(*x),
+            _ => unreachable!("compiled groups read their inputs in place"),
+        }
+    }
+    // SAFETY: `at` is inside or just past each output (the caller's contract).
+    let outputs = sinks.iter().map(|s| unsafe { s.get().add(at) }.cast()).collect();
+    (inputs, scalars, outputs)
 }
 
 /// Runs a group that ends with a reduction in tiles of whole rows of its layout
@@ -231,18 +246,8 @@ unsafe fn fold_compiled<T: Real + Scalar + Identities>(
     let (combine, identity) = combiner::<T>(r.op);
     let blocks = len / native.block();
     let mut partials = vec![identity; native.block()];
-    let mut inputs = Vec::with_capacity(sources.len());
-    let mut scalars = Vec::new();
-    for source in sources {
-        match source {
-            Source::Full(v) => inputs.push(v[start..].as_ptr().cast()),
-            Source::Scalar(x) => scalars.push(*x),
-            _ => unreachable!("compiled groups read their inputs in place"),
-        }
-    }
     // SAFETY: `start` is inside each output (the caller's contract).
-    let mut outputs: Vec<*mut u8> =
-        sinks.iter().map(|s| unsafe { s.get().add(start) }.cast()).collect();
+    let (inputs, scalars, mut outputs) = unsafe { compiled_arguments(sources, sinks, start) };
     outputs.push(partials.as_mut_ptr().cast());
     // SAFETY: the blocks lie in `start..start + len`, which this task alone writes (the
     // caller's contract), and the inputs (in place, as long as the outputs) cover them;

@@ -2,22 +2,24 @@
 //!
 //! A large group whose inputs are read in place and whose ops are all plain arithmetic runs
 //! best as one loop that loads its inputs into registers, computes every op there and streams
-//! its outputs to memory: W1 (`x*x + x*2.0` over 25M f32) runs at about the machine's copy
-//! time as such a loop (0.97x in its bench), against 1.4-1.5x as passes of each op over short
-//! chunks ([`super::fused_float`]), and `sum((p - t)**2)` in about 0.7x the time. A group's loop depends on its ops, known only once the program is
-//! specialized, so on x86-64 Linux CPUs with AVX-512F it is assembled then (with `iced-x86`),
-//! once per cached plan, into a page of executable memory.
+//! its outputs to memory. W1 (`x*x + x*2.0` over 25M f32) runs at 1.1-1.2x the machine's copy
+//! time as such a loop, against 1.45-1.6x as passes of each op over short chunks
+//! ([`super::fused_float`]); `sum((p - t)**2)` takes about 0.7x the time of the passes. A
+//! group's loop depends on its ops, known only once the program is specialized, so on x86-64
+//! Linux CPUs with AVX-512F it is assembled then (with `iced-x86`), once per cached plan, into
+//! a page of executable memory.
 //!
 //! A group that ends in a reduction of all its elements (a loss such as `sum((p - t)**2)`)
 //! folds the reduced value into registers as it goes: [`NativeLoop::run`] leaves one partial
 //! result per lane of each unrolled vector, which the caller folds like a row of the
-//! reduction.
+//! reduction. (Its bits differ from the slice path's pairwise fold; they are the same on every
+//! run and thread count.)
 //!
 //! Each op maps to the instruction that computes the same IEEE operation as its scalar
 //! function (`vaddps` for `+`, `vsqrtps` for `sqrt`, `max`/`min` with the scalar functions'
-//! NaN rule), so a compiled loop gives the same bits as the slice path. Groups with other ops,
-//! broadcast inputs, transposed outputs or more live values than registers are not compiled
-//! and run as before.
+//! NaN rule), so a compiled loop's outputs have the slice path's bits. Groups with other ops,
+//! broadcast inputs, transposed outputs, reductions over some axes only or more live values
+//! than registers are not compiled and run as before.
 //!
 //! Setting the environment variable `RJAX_NATIVE_LOOPS=0` turns compiled loops off (to compare
 //! the two paths).

@@ -211,7 +211,7 @@ fn run_reducing<T: Real + Scalar + Identities>(
         // ranges inside `0..n`.
         let partial = unsafe {
             match native {
-                Some(native) => fold_compiled(native, group, r, sources, sinks, layout, start, len),
+                Some(native) => fold_compiled(native, group, sources, sinks, layout, start, len),
                 None => run_tile(group, sources, sinks, layout, start, len),
             }
         };
@@ -232,18 +232,17 @@ fn run_reducing<T: Real + Scalar + Identities>(
 ///
 /// # Safety
 /// As [`run_tile`]'s; `sources` are all read in place, and `native` is the group's loop.
-#[allow(clippy::too_many_arguments)]
 unsafe fn fold_compiled<T: Real + Scalar + Identities>(
     native: &NativeLoop,
     group: &FusedGroup,
-    r: &Reduction,
     sources: &[Source<T>],
     sinks: &[DisjointOut<T>],
     layout: TileLayout,
     start: usize,
     len: usize,
 ) -> Option<Vec<T>> {
-    let (combine, identity) = combiner::<T>(r.op);
+    let op = group.reduction.as_ref().expect("a reducing group").op;
+    let (combine, identity) = combiner::<T>(op);
     let blocks = len / native.block();
     let mut partials = vec![identity; native.block()];
     // SAFETY: `start` is inside each output (the caller's contract).
@@ -253,7 +252,7 @@ unsafe fn fold_compiled<T: Real + Scalar + Identities>(
     // caller's contract), and the inputs (in place, as long as the outputs) cover them;
     // `partials` holds a block of elements, the first the identity.
     unsafe { native.run(false, &inputs, &outputs, scalars.as_ptr().cast(), blocks) };
-    let mut partial = fold_run(r.op, &partials);
+    let mut partial = fold_run(op, &partials);
     let done = blocks * native.block();
     if done < len {
         // SAFETY: the rest of this task's range (the caller's contract).

@@ -206,6 +206,51 @@ fn reductions_of_all_elements_fold_in_compiled_loops_within_tolerance_and_determ
 }
 
 #[test]
+fn row_reductions_fold_in_compiled_loops_within_tolerance_and_deterministically() {
+    // Rows that end inside a loop trip (1031, 4099 elements) or on one (2048), each folded by
+    // its own run of the loop, with a value of the group also an output and NaNs and
+    // infinities for max and min; rows shorter than 1024 stay on the slice path. The same bits
+    // on every thread count.
+    let shapes = [(37, 1031, true), (5, 4099, true), (9, 2048, true), (40, 1000, false)];
+    for (dtype, rtol) in [(DType::F32, 1e-4), (DType::F64, 1e-12)] {
+        for (rows, inner, long) in shapes {
+            let shape = [rows, inner];
+            let (x, y) = edge_case_pairs(rows * inner, dtype);
+            let (x, y) = (x.reshape(shape), y.reshape(shape));
+            let (p, t) = (random(&shape, 45).astype(dtype), random(&shape, 46).astype(dtype));
+            let reductions = |a: &[Array]| {
+                let (x, y, p, t) = (&a[0], &a[1], &a[2], &a[3]);
+                let d = p - t;
+                vec![
+                    jnp::sum_axes(&(&d * &d), 1, false),
+                    d,
+                    jnp::prod_axes(&(p * 1e-3 + 1.0), 1, false),
+                    jnp::max_axes(&(x * 2.0), 1, false),
+                    jnp::min_axes(&(y - x), 1, false),
+                ]
+            };
+            let run = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| both(&[x.clone(), y.clone(), p.clone(), t.clone()], reductions))
+            };
+            let (fused, unfused, plan) = run(2);
+            let case = format!("{dtype} {rows}x{inner}");
+            assert_eq!(plan.compiled_groups(), vec![long && compiles_loops(); 4], "{case}");
+            for (k, (f, u)) in fused.iter().zip(&unfused).enumerate() {
+                agree(f, u, rtol).unwrap_or_else(|e| panic!("{case} #{k}: {e}"));
+            }
+            let bits = |r: &[Array]| -> Vec<Vec<u64>> {
+                let bits = |a: &Array| a.astype(DType::F64).to_vec::<f64>().unwrap();
+                r.iter().map(|a| bits(a).iter().map(|v| v.to_bits()).collect()).collect()
+            };
+            for threads in [1, 3] {
+                assert_eq!(bits(&run(threads).0), bits(&fused), "{case}, {threads} threads");
+            }
+        }
+    }
+}
+
+#[test]
 fn compiled_groups_with_many_live_values_unroll_less_and_groups_past_the_registers_do_not_compile()
 {
     // `a[0] - sum of products`, every product live until the sum. Products of neighbours of

@@ -119,9 +119,9 @@ pub(crate) fn run<T: Real + Scalar + Identities>(
 }
 
 /// Computes elements `start..start + len` of a streamed group (see [`Chunks`]) with its
-/// compiled loop: whole blocks from the outputs' first 64-byte boundary on, streamed (or, if
-/// the outputs lie differently against those boundaries, plainly stored from `start` on); the
-/// few elements before and after them by `chunks`.
+/// compiled loop: from the outputs' first 64-byte boundary on, streamed (or, if the outputs
+/// lie differently against those boundaries, plainly stored from `start` on), the few elements
+/// before that boundary by `chunks`.
 ///
 /// # Safety
 /// As [`Chunks::run`]'s; `sources` are all read in place, and `native` is the group's loop.
@@ -142,21 +142,18 @@ unsafe fn run_compiled<'a, T, I, O>(
     let first = sinks.first().map_or(0, address);
     let stream = sinks.iter().all(|s| address(s) % 64 == first % 64);
     let head = if stream { ((64 - first % 64) % 64 / size).min(len) } else { 0 };
-    let blocks = (len - head) / native.block();
+    let (blocks, rest) = ((len - head) / native.block(), (len - head) % native.block());
     // SAFETY: `start + head` is inside each output (the caller's contract).
     let (inputs, scalars, outputs) = unsafe { compiled_arguments(sources, sinks, start + head) };
-    let done = head + blocks * native.block();
-    // SAFETY: the head, the blocks and the rest cover `start..start + len`, which this task
-    // alone writes (the caller's contract); the blocks start at a 64-byte boundary of every
-    // output when streamed, and the inputs (in place, as long as the outputs) cover them.
+    // SAFETY: the head and the loop's blocks and rest cover `start..start + len`, which this
+    // task alone writes (the caller's contract); the blocks start at a 64-byte boundary of
+    // every output when streamed, and the inputs (in place, as long as the outputs) cover
+    // them.
     unsafe {
         if head > 0 {
             chunks.run_tile(start, head);
         }
-        native.run(stream, &inputs, &outputs, scalars.as_ptr().cast(), blocks);
-        if done < len {
-            chunks.run_tile(start + done, len - done);
-        }
+        native.run(stream, &inputs, &outputs, scalars.as_ptr().cast(), blocks, rest);
     }
 }
 
@@ -199,10 +196,15 @@ fn run_reducing<T: Real + Scalar + Identities>(
     let n = group.len();
     let in_place = sources.iter().all(|s| matches!(s, Source::Full(_) | Source::Scalar(_)));
     let native = group.native.get(group, std::mem::size_of::<T>()).filter(|_| in_place);
-    // Compiled loops reduce all elements (see `native`), so any tile length cuts rows.
-    let (tile_len, tiles) = match native {
-        Some(_) => (FOLDED_TASK_LEN, n.div_ceil(FOLDED_TASK_LEN)),
-        None => group.row_tiles(),
+    // A compiled loop folds a row (or, reducing all elements, any run of them) at a time, so
+    // its tasks hold whole rows, as many as make about `FOLDED_TASK_LEN` elements.
+    let (tile_len, tiles) = match (native, r.layout) {
+        (Some(_), ReduceLayout::Rows { inner }) => {
+            let len = (FOLDED_TASK_LEN / inner).max(1) * inner;
+            (len, n.div_ceil(len))
+        }
+        (Some(_), ReduceLayout::Columns { .. }) => (FOLDED_TASK_LEN, n.div_ceil(FOLDED_TASK_LEN)),
+        (None, _) => group.row_tiles(),
     };
     let tile = |t: usize| {
         let start = t * tile_len;
@@ -212,10 +214,10 @@ fn run_reducing<T: Real + Scalar + Identities>(
         let partial = unsafe {
             match native {
                 Some(native) => fold_compiled(native, group, sources, sinks, layout, start, len),
-                None => run_tile(group, sources, sinks, layout, start, len),
+                None => run_tile(group, sources, sinks, layout, start, len)
+                    .expect("a reducing group's tiles fold its reduction"),
             }
         };
-        let partial = partial.expect("a reducing group's tiles fold its reduction");
         Array::from_buffer(&[partial.len()], T::wrap(partial), r.aval.weak)
     };
     if n < 2 * TILE {
@@ -226,9 +228,12 @@ fn run_reducing<T: Real + Scalar + Identities>(
 }
 
 /// Computes elements `start..start + len` of a group that ends in a reduction of all its
-/// elements with its compiled loop (whole blocks, outputs stored plainly) and `run_tile` (the
-/// rest); returns the tile's partial reduction: the loop's partials folded like a row of the
-/// reduction, combined with the rest's.
+/// elements, or of rows of at least [`super::native::MIN_ROW_LEN`] (then `start` and `len`
+/// are whole rows), with its compiled loop, outputs stored plainly; returns the task's partial
+/// reduction: one value, or one per row. The loop runs once per row, whose lane partials are
+/// folded like a row of the reduction. Reducing all elements, it runs once over the task's
+/// whole blocks, and the rest runs on [`run_tile`] and is combined after: a group shorter than
+/// a block then gives the slice path's bits, as the eager reduction does.
 ///
 /// # Safety
 /// As [`run_tile`]'s; `sources` are all read in place, and `native` is the group's loop.
@@ -240,26 +245,45 @@ unsafe fn fold_compiled<T: Real + Scalar + Identities>(
     layout: TileLayout,
     start: usize,
     len: usize,
-) -> Option<Vec<T>> {
-    let op = group.reduction.as_ref().expect("a reducing group").op;
-    let (combine, identity) = combiner::<T>(op);
-    let blocks = len / native.block();
+) -> Vec<T> {
+    let r = group.reduction.as_ref().expect("a reducing group");
+    let (row, rows) = match r.layout {
+        ReduceLayout::Rows { inner } => (inner, true),
+        ReduceLayout::Columns { .. } => (len, false),
+    };
+    let (combine, identity) = combiner::<T>(r.op);
+    let (blocks, rest) = (row / native.block(), row % native.block());
     let mut partials = vec![identity; native.block()];
     // SAFETY: `start` is inside each output (the caller's contract).
-    let (inputs, scalars, mut outputs) = unsafe { compiled_arguments(sources, sinks, start) };
+    let (mut inputs, scalars, mut outputs) = unsafe { compiled_arguments(sources, sinks, start) };
     outputs.push(partials.as_mut_ptr().cast());
-    // SAFETY: the blocks lie in `start..start + len`, which this task alone writes (the
-    // caller's contract), and the inputs (in place, as long as the outputs) cover them;
-    // `partials` holds a block of elements, the first the identity.
-    unsafe { native.run(false, &inputs, &outputs, scalars.as_ptr().cast(), blocks) };
-    let mut partial = fold_run(op, &partials);
-    let done = blocks * native.block();
-    if done < len {
-        // SAFETY: the rest of this task's range (the caller's contract).
-        let rest = unsafe { run_tile(group, sources, sinks, layout, start + done, len - done) };
-        partial = combine(partial, rest.expect("a reducing group's tiles fold its reduction")[0]);
+    let step = row * std::mem::size_of::<T>();
+    let mut results = Vec::with_capacity(len / row);
+    for _ in 0..len / row {
+        partials[0] = identity;
+        let masked = if rows { rest } else { 0 };
+        // SAFETY: the row (or the task's whole blocks) lies in this task's range, which it
+        // alone writes (the caller's contract), and the inputs (in place, as long as the
+        // outputs) cover it; `partials` holds a block of elements, the first the identity.
+        unsafe { native.run(false, &inputs, &outputs, scalars.as_ptr().cast(), blocks, masked) };
+        results.push(fold_run(r.op, &partials));
+        // The next row's first elements (past the task's end after its last row, unused).
+        for p in &mut inputs {
+            *p = p.wrapping_add(step);
+        }
+        let outputs_only = outputs.len() - 1;
+        for p in &mut outputs[..outputs_only] {
+            *p = p.wrapping_add(step);
+        }
     }
-    Some(vec![partial])
+    if !rows && rest > 0 {
+        let done = blocks * native.block();
+        // SAFETY: the rest of this task's range (the caller's contract).
+        let tail = unsafe { run_tile(group, sources, sinks, layout, start + done, rest) };
+        let tail = tail.expect("a reducing group's tiles fold its reduction")[0];
+        results[0] = combine(results[0], tail);
+    }
+    results
 }
 
 /// One tile's part of its group's reduction, folded sub-tile by sub-tile while the values are

@@ -12,14 +12,16 @@
 //! A group that ends in a reduction of all its elements (a loss such as `sum((p - t)**2)`)
 //! folds the reduced value into registers as it goes: [`NativeLoop::run`] leaves one partial
 //! result per lane of each unrolled vector, which the caller folds like a row of the
-//! reduction. (Its bits differ from the slice path's pairwise fold; they are the same on every
-//! run and thread count.)
+//! reduction. A reduction over trailing axes whose rows hold at least [`MIN_ROW_LEN`] elements
+//! (`sum(x*x, axis=1)`) runs the loop once per row. (Their bits differ from the slice path's
+//! pairwise fold; they are the same on every run and thread count.) The elements after the
+//! last whole trip run in one more trip whose loads, stores and folds are masked to them.
 //!
 //! Each op maps to the instruction that computes the same IEEE operation as its scalar
 //! function (`vaddps` for `+`, `vsqrtps` for `sqrt`, `max`/`min` with the scalar functions'
 //! NaN rule), so a compiled loop's outputs have the slice path's bits. Groups with other ops,
-//! broadcast inputs, transposed outputs, reductions over some axes only or more live values
-//! than registers are not compiled and run as before.
+//! broadcast inputs, transposed outputs, reductions over leading axes or short rows, or more
+//! live values than registers are not compiled and run as before.
 //!
 //! Setting the environment variable `RJAX_NATIVE_LOOPS=0` turns compiled loops off (to compare
 //! the two paths).
@@ -73,21 +75,25 @@ pub(crate) struct NativeLoop {
     block: usize,
     /// How many inputs are read from memory (the others are scalars).
     in_memory: usize,
+    elem_bytes: usize,
 }
 
-/// The loop's signature: pointers to each in-memory input's and each output's first element
-/// (in the group's order), a pointer to the scalar inputs' values (in the group's order), and
-/// the number of blocks to compute.
+/// The loop's signature: pointers to each in-memory input's first element, pointers to each
+/// output's (in the group's order; then, for a loop that folds, to its partials; then to the
+/// masks of the trip after the whole blocks), a pointer to the scalar inputs' values (in the
+/// group's order), and the number of whole blocks.
 type Entry = unsafe extern "sysv64" fn(*const *const u8, *const *mut u8, *const u8, usize);
 
 impl NativeLoop {
-    /// Elements each trip of the loop computes: [`NativeLoop::run`] computes whole blocks.
+    /// Elements each trip of the loop computes: [`NativeLoop::run`] computes whole blocks and
+    /// up to a block less one more.
     pub(crate) fn block(&self) -> usize {
         self.block
     }
 
-    /// Computes `blocks * self.block` elements of every output. The loop of a group that
-    /// ends in a reduction (of all its elements: others do not compile) takes one more pointer after the outputs': `block` elements, the
+    /// Computes `blocks * self.block + rest` elements of every output (`rest` below a block:
+    /// a last trip with masked loads and stores, which touch no element past them). The loop
+    /// of a group that reduces takes one more pointer after the outputs': `block` elements, the
     /// first holding the reduction's identity, where it leaves its `block` partial results
     /// (element `i` folds elements `i`, `i + block`, `i + 2 * block`, ... of the reduced
     /// value, in order).
@@ -105,14 +111,25 @@ impl NativeLoop {
         outputs: &[*mut u8],
         scalars: *const u8,
         blocks: usize,
+        rest: usize,
     ) {
         debug_assert_eq!(inputs.len(), self.in_memory);
+        debug_assert!(rest < self.block);
+        let lanes = 64 / self.elem_bytes;
+        let masks: [u16; 4] = std::array::from_fn(|u| {
+            let on = rest.saturating_sub(u * lanes).min(lanes);
+            ((1u32 << on) - 1) as u16
+        });
+        let mut pointers = [std::ptr::null_mut::<u8>(); POINTER_REGISTERS.len() + 1];
+        pointers[..outputs.len()].copy_from_slice(outputs);
+        pointers[outputs.len()] = masks.as_ptr().cast_mut().cast();
         let code = if stream { &self.streaming } else { &self.plain };
         // SAFETY: `code` holds a function assembled for this signature (`assemble`), which
-        // reads and writes only the ranges the caller vouches for.
+        // reads and writes only the ranges the caller vouches for: the masks select the
+        // `rest` elements after the blocks.
         unsafe {
             let entry: Entry = std::mem::transmute::<*const u8, Entry>(code.ptr);
-            entry(inputs.as_ptr(), outputs.as_ptr(), scalars, blocks)
+            entry(inputs.as_ptr(), pointers.as_ptr(), scalars, blocks)
         }
     }
 }
@@ -139,6 +156,7 @@ fn compile(group: &FusedGroup, elem_bytes: usize) -> Option<NativeLoop> {
         plain: Code::new(&plain)?,
         block: unroll * width.lanes(),
         in_memory: shape.in_memory,
+        elem_bytes,
     })
 }
 
@@ -209,6 +227,15 @@ impl Constant {
     }
 }
 
+/// Rows of a reduction over trailing axes at least this long compile: the caller runs the loop
+/// once per row, which costs a call and a fold of the lane partials (tens of nanoseconds),
+/// small against reading a row of a thousand elements or more from memory.
+pub(crate) const MIN_ROW_LEN: usize = 1024;
+
+/// The mask registers of a trip's unrolled vectors in the masked trip that ends the loop
+/// (`k1` is scratch for `max` and `min`).
+const TAIL_MASKS: [AsmRegisterK; 4] = [k2, k3, k4, k5];
+
 /// The registers that hold the in-memory inputs' and the outputs' pointers (`rax` holds the
 /// byte offset of the current block, `rcx` the blocks left, `rdi` and `rsi` the pointer
 /// arrays).
@@ -231,14 +258,20 @@ impl Shape {
         }
         let fold = match &group.reduction {
             None => None,
-            Some(r) => match (r.layout, r.input, r.op) {
-                (
-                    ReduceLayout::Columns { kept: 1 },
-                    Value::Op(j),
-                    ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min,
-                ) => Some((r.op, j)),
-                _ => return None,
-            },
+            Some(r) => {
+                let whole = match r.layout {
+                    ReduceLayout::Columns { kept } => kept == 1,
+                    ReduceLayout::Rows { inner } => inner >= MIN_ROW_LEN,
+                };
+                match (whole, r.input, r.op) {
+                    (
+                        true,
+                        Value::Op(j),
+                        ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min,
+                    ) => Some((r.op, j)),
+                    _ => return None,
+                }
+            }
         };
         let (mut in_memory, mut scalars) = (0, 0);
         let mut inputs = Vec::with_capacity(group.inputs.len());
@@ -327,6 +360,8 @@ struct Emitter<'a> {
     output_pointers: Vec<AsmRegister64>,
     /// For a loop that folds: the partials' pointer, and the accumulators.
     fold: Option<(AsmRegister64, Vec<usize>)>,
+    /// Whether the trip being emitted is the masked one after the whole blocks.
+    masked: bool,
 }
 
 impl<'a> Emitter<'a> {
@@ -355,6 +390,7 @@ impl<'a> Emitter<'a> {
             input_pointers,
             output_pointers,
             fold,
+            masked: false,
         })
     }
 
@@ -390,6 +426,7 @@ impl<'a> Emitter<'a> {
         self.asm.dec(rcx)?;
         self.asm.jnz(trip)?;
         self.asm.set_label(&mut done)?;
+        self.masked_trip()?;
         self.end_fold()?;
         if self.stream {
             // Streamed stores are weakly ordered: make them visible before the caller reads.
@@ -400,6 +437,26 @@ impl<'a> Emitter<'a> {
             self.asm.pop(r)?;
         }
         self.asm.ret()?;
+        Ok(())
+    }
+
+    /// The trip after the whole blocks: the same body with the masks the caller passed (after
+    /// the outputs' and partials' pointers), skipped when the first vector's mask is empty.
+    fn masked_trip(&mut self) -> Result<(), Stop> {
+        let index = self.output_pointers.len() + usize::from(self.fold.is_some());
+        self.asm.mov(rcx, qword_ptr(rsi + 8 * index as i32))?;
+        for (u, &k) in TAIL_MASKS.iter().take(self.unroll).enumerate() {
+            self.asm.kmovw(k, word_ptr(rcx + 2 * u as i32))?;
+        }
+        let mut skip = self.asm.create_label();
+        self.asm.kortestw(TAIL_MASKS[0], TAIL_MASKS[0])?;
+        self.asm.jz(skip)?;
+        self.masked = true;
+        self.body()?;
+        self.masked = false;
+        self.asm.set_label(&mut skip)?;
+        // A label needs an instruction after it; `end_fold` may emit none.
+        self.asm.nop()?;
         Ok(())
     }
 
@@ -423,16 +480,30 @@ impl<'a> Emitter<'a> {
     /// `accumulator = op(accumulator, value)` for each unrolled vector.
     fn fold_in(&mut self, values: &[usize]) -> Result<(), Stop> {
         let (op, _) = self.shape.fold.expect("a loop that folds");
+        let combine = match op {
+            ReduceOp::Sum => SliceOp::Binary(BinaryOp::Add),
+            ReduceOp::Prod => SliceOp::Binary(BinaryOp::Mul),
+            ReduceOp::Max => SliceOp::Binary(BinaryOp::Max),
+            ReduceOp::Min => SliceOp::Binary(BinaryOp::Min),
+            ReduceOp::And | ReduceOp::Or => unreachable!("checked in Shape::of"),
+        };
         let accumulators = self.fold.as_ref().expect("started").1.clone();
-        for (&acc, &v) in accumulators.iter().zip(values) {
+        for (u, (&acc, &v)) in accumulators.iter().zip(values).enumerate() {
             let (acc, v) = (ZMM[acc], ZMM[v]);
-            match op {
-                ReduceOp::Sum => self.op(SliceOp::Binary(BinaryOp::Add), acc, &[acc, v])?,
-                ReduceOp::Prod => self.op(SliceOp::Binary(BinaryOp::Mul), acc, &[acc, v])?,
-                ReduceOp::Max => self.op(SliceOp::Binary(BinaryOp::Max), acc, &[acc, v])?,
-                ReduceOp::Min => self.op(SliceOp::Binary(BinaryOp::Min), acc, &[acc, v])?,
-                ReduceOp::And | ReduceOp::Or => unreachable!("checked in Shape::of"),
+            if !self.masked {
+                self.op(combine, acc, &[acc, v])?;
+                continue;
             }
+            // Only the lanes the mask selects fold in: combine into a scratch register, then
+            // move those lanes over.
+            let scratch = self.take()?;
+            self.op(combine, ZMM[scratch], &[acc, v])?;
+            let moved = masked(acc, TAIL_MASKS[u]);
+            match self.width {
+                Width::F32 => self.asm.vmovaps(moved, ZMM[scratch])?,
+                Width::F64 => self.asm.vmovapd(moved, ZMM[scratch])?,
+            }
+            self.free.push(scratch);
         }
         Ok(())
     }
@@ -534,12 +605,14 @@ impl<'a> Emitter<'a> {
             InputAt::Memory(m) => {
                 let pointer = self.input_pointers[m];
                 let mut registers = Vec::with_capacity(self.unroll);
-                for u in 0..self.unroll {
+                for (u, &mask) in TAIL_MASKS.iter().take(self.unroll).enumerate() {
                     let r = self.take()?;
                     let at = zmmword_ptr(pointer + rax + 64 * u as i32);
+                    // The masked trip reads only the selected lanes (the others are zero).
+                    let d = if self.masked { masked(ZMM[r], mask).z() } else { ZMM[r] };
                     match self.width {
-                        Width::F32 => self.asm.vmovups(ZMM[r], at)?,
-                        Width::F64 => self.asm.vmovupd(ZMM[r], at)?,
+                        Width::F32 => self.asm.vmovups(d, at)?,
+                        Width::F64 => self.asm.vmovupd(d, at)?,
                     }
                     registers.push(r);
                 }
@@ -576,6 +649,15 @@ impl<'a> Emitter<'a> {
         let pointer = self.output_pointers[output];
         for (u, &r) in registers.iter().enumerate() {
             let at = zmmword_ptr(pointer + rax + 64 * u as i32);
+            if self.masked {
+                // Plain stores of the selected lanes (there are no masked streaming stores).
+                let at = masked_memory(at, TAIL_MASKS[u]);
+                match self.width {
+                    Width::F32 => self.asm.vmovups(at, ZMM[r])?,
+                    Width::F64 => self.asm.vmovupd(at, ZMM[r])?,
+                }
+                continue;
+            }
             match (self.width, self.stream) {
                 (Width::F32, true) => self.asm.vmovntps(at, ZMM[r])?,
                 (Width::F32, false) => self.asm.vmovups(at, ZMM[r])?,
@@ -632,6 +714,26 @@ impl<'a> Emitter<'a> {
             self.asm.vmovapd(d.k1(), x)?;
         }
         Ok(())
+    }
+}
+
+/// `r` written only in the lanes mask register `k` selects.
+fn masked(r: AsmRegisterZmm, k: AsmRegisterK) -> AsmRegisterZmm {
+    match k {
+        k if k == k2 => r.k2(),
+        k if k == k3 => r.k3(),
+        k if k == k4 => r.k4(),
+        _ => r.k5(),
+    }
+}
+
+/// `at` accessed only in the lanes mask register `k` selects.
+fn masked_memory(at: AsmMemoryOperand, k: AsmRegisterK) -> AsmMemoryOperand {
+    match k {
+        k if k == k2 => at.k2(),
+        k if k == k3 => at.k3(),
+        k if k == k4 => at.k4(),
+        _ => at.k5(),
     }
 }
 

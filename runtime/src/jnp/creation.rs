@@ -1,6 +1,7 @@
 //! Creating arrays: from Rust data, filled, ranges, identity.
 
 use crate::dtype::{Element, DEFAULT_FLOAT, DEFAULT_INT};
+use crate::exec::cpu::pool;
 use crate::{with_dtype, Array, DType};
 
 /// Rust data that becomes a 1-D array: a slice, a fixed-size array (or a reference to one), or a
@@ -54,15 +55,21 @@ pub fn array<T: Element>(data: impl ArrayData<T>) -> Array {
 
 /// An array of `shape` filled with `value` converted to `dtype`.
 pub fn full_dtype(shape: impl AsRef<[usize]>, value: f64, dtype: DType) -> Array {
-    let shape = shape.as_ref();
-    let n = shape.iter().product();
-    with_dtype!(dtype, |T| Array::from_shape_vec(shape, vec![T::from_f64(value); n]))
+    with_dtype!(dtype, |T| full(shape, T::from_f64(value)))
 }
 
 /// An array of `shape` filled with `value`, with `value`'s dtype.
 pub fn full<T: Element>(shape: impl AsRef<[usize]>, value: T) -> Array {
     let shape = shape.as_ref();
-    Array::from_shape_vec(shape, vec![value; shape.iter().product()])
+    Array::from_shape_vec(shape, filled(shape.iter().product(), value))
+}
+
+/// `n` copies of `value` in a buffer the kernels' outputs would get: a pooled one, or fresh
+/// memory marked for huge pages when large (see `exec::cpu::alloc`).
+fn filled<T: Element>(n: usize, value: T) -> Vec<T> {
+    let mut v = pool::take(n);
+    v.resize(n, value);
+    v
 }
 
 /// An `f32` array of zeros.

@@ -75,7 +75,7 @@ pub fn take<T: Element>(n: usize) -> Vec<T> {
             v.clear();
             v
         }
-        None => Vec::with_capacity(n),
+        None => super::alloc::with_capacity(n),
     }
 }
 

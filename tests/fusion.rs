@@ -36,6 +36,17 @@ fn agree(a: &Array, b: &Array, rtol: f64) -> Result<(), String> {
     Ok(())
 }
 
+/// `f`'s result on a pool of `threads` threads.
+fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+}
+
+/// Each result's elements as the bits of `f64`s (exact for every float dtype).
+fn result_bits(results: &[Array]) -> Vec<Vec<u64>> {
+    let values = |a: &Array| a.astype(DType::F64).to_vec::<f64>().unwrap();
+    results.iter().map(|a| values(a).iter().map(|v| v.to_bits()).collect()).collect()
+}
+
 fn random(shape: &[usize], seed: u32) -> Array {
     rjax::random::normal(&rjax::random::key(i64::from(seed)), shape)
 }
@@ -186,21 +197,17 @@ fn reductions_of_all_elements_fold_in_compiled_loops_within_tolerance_and_determ
                 jnp::min(&(t * 3.0)),
             ]
         };
-        let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| both(&[x.clone(), y.clone(), p.clone(), t.clone()], losses))
+        let run = |threads| {
+            on_threads(threads, || both(&[x.clone(), y.clone(), p.clone(), t.clone()], losses))
         };
         let (fused, unfused, plan) = run(2);
         assert_eq!(plan.compiled_groups(), vec![compiles_loops(); 6], "{dtype}");
         for (k, (f, u)) in fused.iter().zip(&unfused).enumerate() {
             agree(f, u, rtol).unwrap_or_else(|e| panic!("{dtype} #{k}: {e}"));
         }
-        let bits = |r: &[Array]| -> Vec<Vec<u64>> {
-            let bits = |a: &Array| a.astype(DType::F64).to_vec::<f64>().unwrap();
-            r.iter().map(|a| bits(a).iter().map(|v| v.to_bits()).collect()).collect()
-        };
         for threads in [1, 3] {
-            assert_eq!(bits(&run(threads).0), bits(&fused), "{dtype}, {threads} threads");
+            let again = run(threads).0;
+            assert_eq!(result_bits(&again), result_bits(&fused), "{dtype}, {threads} threads");
         }
     }
 }
@@ -229,22 +236,17 @@ fn row_reductions_fold_in_compiled_loops_within_tolerance_and_deterministically(
                     jnp::min_axes(&(y - x), 1, false),
                 ]
             };
-            let run = |threads: usize| {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                pool.install(|| both(&[x.clone(), y.clone(), p.clone(), t.clone()], reductions))
-            };
+            let args = [x.clone(), y.clone(), p.clone(), t.clone()];
+            let run = |threads| on_threads(threads, || both(&args, reductions));
             let (fused, unfused, plan) = run(2);
             let case = format!("{dtype} {rows}x{inner}");
             assert_eq!(plan.compiled_groups(), vec![long && compiles_loops(); 4], "{case}");
             for (k, (f, u)) in fused.iter().zip(&unfused).enumerate() {
                 agree(f, u, rtol).unwrap_or_else(|e| panic!("{case} #{k}: {e}"));
             }
-            let bits = |r: &[Array]| -> Vec<Vec<u64>> {
-                let bits = |a: &Array| a.astype(DType::F64).to_vec::<f64>().unwrap();
-                r.iter().map(|a| bits(a).iter().map(|v| v.to_bits()).collect()).collect()
-            };
             for threads in [1, 3] {
-                assert_eq!(bits(&run(threads).0), bits(&fused), "{case}, {threads} threads");
+                let again = run(threads).0;
+                assert_eq!(result_bits(&again), result_bits(&fused), "{case}, {threads} threads");
             }
         }
     }

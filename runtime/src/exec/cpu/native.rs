@@ -717,24 +717,27 @@ impl<'a> Emitter<'a> {
     }
 }
 
+/// `$operand` (a register or a memory operand) under mask register `$k`, one of
+/// [`TAIL_MASKS`]: written, read or stored only in the lanes it selects.
+macro_rules! under_mask {
+    ($operand:expr, $k:expr) => {
+        match $k {
+            k if k == k2 => $operand.k2(),
+            k if k == k3 => $operand.k3(),
+            k if k == k4 => $operand.k4(),
+            _ => $operand.k5(),
+        }
+    };
+}
+
 /// `r` written only in the lanes mask register `k` selects.
 fn masked(r: AsmRegisterZmm, k: AsmRegisterK) -> AsmRegisterZmm {
-    match k {
-        k if k == k2 => r.k2(),
-        k if k == k3 => r.k3(),
-        k if k == k4 => r.k4(),
-        _ => r.k5(),
-    }
+    under_mask!(r, k)
 }
 
 /// `at` accessed only in the lanes mask register `k` selects.
 fn masked_memory(at: AsmMemoryOperand, k: AsmRegisterK) -> AsmMemoryOperand {
-    match k {
-        k if k == k2 => at.k2(),
-        k if k == k3 => at.k3(),
-        k if k == k4 => at.k4(),
-        _ => at.k5(),
-    }
+    under_mask!(at, k)
 }
 
 /// Machine code in pages of its own, mapped executable and never written again.

@@ -228,7 +228,7 @@ fn run_reducing<T: Real + Scalar + Identities>(
 }
 
 /// Computes elements `start..start + len` of a group that ends in a reduction of all its
-/// elements, or of rows of at least [`super::native::MIN_ROW_LEN`] (then `start` and `len`
+/// elements, or of rows of at least `native::MIN_ROW_LEN` (then `start` and `len`
 /// are whole rows), with its compiled loop, outputs stored plainly; returns the task's partial
 /// reduction: one value, or one per row. The loop runs once per row, whose lane partials are
 /// folded like a row of the reduction. Reducing all elements, it runs once over the task's

@@ -41,6 +41,7 @@ impl NativeLoop {
         _: &[*mut u8],
         _: *const u8,
         _: usize,
+        _: usize,
     ) {
         match *self {}
     }

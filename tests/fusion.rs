@@ -197,18 +197,9 @@ fn reductions_of_all_elements_fold_in_compiled_loops_within_tolerance_and_determ
                 jnp::min(&(t * 3.0)),
             ]
         };
-        let run = |threads| {
-            on_threads(threads, || both(&[x.clone(), y.clone(), p.clone(), t.clone()], losses))
-        };
-        let (fused, unfused, plan) = run(2);
-        assert_eq!(plan.compiled_groups(), vec![compiles_loops(); 6], "{dtype}");
-        for (k, (f, u)) in fused.iter().zip(&unfused).enumerate() {
-            agree(f, u, rtol).unwrap_or_else(|e| panic!("{dtype} #{k}: {e}"));
-        }
-        for threads in [1, 3] {
-            let again = run(threads).0;
-            assert_eq!(result_bits(&again), result_bits(&fused), "{dtype}, {threads} threads");
-        }
+        let args = [x.clone(), y.clone(), p.clone(), t.clone()];
+        let compiled = vec![compiles_loops(); 6];
+        check_compiled_folds(&args, losses, compiled, rtol, &dtype.to_string());
     }
 }
 
@@ -237,18 +228,37 @@ fn row_reductions_fold_in_compiled_loops_within_tolerance_and_deterministically(
                 ]
             };
             let args = [x.clone(), y.clone(), p.clone(), t.clone()];
-            let run = |threads| on_threads(threads, || both(&args, reductions));
-            let (fused, unfused, plan) = run(2);
-            let case = format!("{dtype} {rows}x{inner}");
-            assert_eq!(plan.compiled_groups(), vec![long && compiles_loops(); 4], "{case}");
-            for (k, (f, u)) in fused.iter().zip(&unfused).enumerate() {
-                agree(f, u, rtol).unwrap_or_else(|e| panic!("{case} #{k}: {e}"));
-            }
-            for threads in [1, 3] {
-                let again = run(threads).0;
-                assert_eq!(result_bits(&again), result_bits(&fused), "{case}, {threads} threads");
-            }
+            let compiled = vec![long && compiles_loops(); 4];
+            check_compiled_folds(
+                &args,
+                reductions,
+                compiled,
+                rtol,
+                &format!("{dtype} {rows}x{inner}"),
+            );
         }
+    }
+}
+
+/// Runs `f` on `args` fused and unfused on two threads: the plan's groups compile as
+/// `compiled` says, every result agrees within `rtol`, and one and three threads give the
+/// fused results' bits.
+fn check_compiled_folds(
+    args: &[Array],
+    f: impl Fn(&[Array]) -> Vec<Array> + Copy + Send + Sync,
+    compiled: Vec<bool>,
+    rtol: f64,
+    case: &str,
+) {
+    let run = |threads| on_threads(threads, || both(args, f));
+    let (fused, unfused, plan) = run(2);
+    assert_eq!(plan.compiled_groups(), compiled, "{case}");
+    for (k, (f, u)) in fused.iter().zip(&unfused).enumerate() {
+        agree(f, u, rtol).unwrap_or_else(|e| panic!("{case} #{k}: {e}"));
+    }
+    for threads in [1, 3] {
+        let again = run(threads).0;
+        assert_eq!(result_bits(&again), result_bits(&fused), "{case}, {threads} threads");
     }
 }
 

@@ -1,6 +1,7 @@
 //! W1: `x*x + x*2.0` on a 5000x5000 f32 array, op by op (three materialized passes) and
 //! under `#[jit]` (one fused pass), against the machine's copy bandwidth and JAX on the same
-//! machine.
+//! machine. Beside it, `max(x + b, 0)` with a bias `b` of 5000 added to every row (the
+//! epilogue of a dense layer), which reads and writes as much.
 
 mod common;
 
@@ -19,12 +20,25 @@ fn fast_f(x: &Array) -> Array {
     x * x + x * 2.0
 }
 
+/// A bias added to every row, then a ReLU.
+#[jit]
+fn bias_relu(x: &Array, b: &Array) -> Array {
+    jnp::maximum(&(x + b), 0.0)
+}
+
+/// The bias: 5000 values, one per column.
+fn bias() -> Array {
+    jnp::arange(5000.0) * 1e-4 - 0.25
+}
+
 fn bench(c: &mut Criterion) {
     let x = jnp::ones([5000, 5000]);
     let mut group = c.benchmark_group("w1");
     group.sample_size(10);
     group.bench_function("x*x + x*2.0 op by op, 5000x5000 f32", |b| b.iter(|| slow_f(&x)));
     group.bench_function("x*x + x*2.0 jit, 5000x5000 f32", |b| b.iter(|| fast_f(&x)));
+    let bias = bias();
+    group.bench_function("max(x + b, 0) jit, 5000x5000 f32", |b| b.iter(|| bias_relu(&x, &bias)));
     group.finish();
 }
 
@@ -33,6 +47,7 @@ const ROUNDS: usize = 9;
 
 fn summary() {
     let x = jnp::ones([5000, 5000]);
+    let bias = bias();
     let bytes = x.size() * 4;
     let jax = common::Jax::start("w1");
     let mut copy = common::CopyRate::new(bytes);
@@ -43,6 +58,8 @@ fn summary() {
         .time("jit", 7, || drop(black_box(fast_f(&x))))
         .jax(jax.as_ref(), "jax_w1_op_by_op", 7)
         .jax(jax.as_ref(), "jax_w1_jit", 7)
+        .time("bias", 7, || drop(black_box(bias_relu(&x, &bias))))
+        .jax(jax.as_ref(), "jax_w1_bias_relu", 7)
         .run(ROUNDS);
     let limit = samples.median("limit");
     println!("\nW1 summary (5000x5000 f32, {} threads)", rayon::current_num_threads());
@@ -60,6 +77,9 @@ fn summary() {
     common::report("rjax jit (one fused pass)", samples.median("jit"), &jit_note);
     common::report_against_jax(&samples, "jax_w1_op_by_op", "op by op");
     common::report_against_jax(&samples, "jax_w1_jit", "jit");
+    let bias_note = format!("{} x the limit", to_limit("bias"));
+    common::report("rjax jit max(x + b, 0), b per row", samples.median("bias"), &bias_note);
+    common::report_against_jax(&samples, "jax_w1_bias_relu", "bias");
 }
 
 criterion_group!(benches, bench);

@@ -240,6 +240,70 @@ fn row_reductions_fold_in_compiled_loops_within_tolerance_and_deterministically(
     }
 }
 
+#[test]
+fn broadcast_inputs_are_read_by_rows_in_compiled_loops_with_the_unfused_bits() {
+    // A bias added to every row (and a broadcast over the two trailing axes) repeats with a
+    // period of at least 1024 elements: the loop runs once per row, reading the broadcast
+    // input from its start each time. Rows of 1031 (not a whole number of 64-byte lines, so
+    // stored plainly, each ending in the masked trip) and 2048 elements (streamed); edge
+    // cases in both the rows and the bias; every op's value leaves the group.
+    let cases = [
+        (DType::F32, vec![1030, 1031], 1, true),
+        (DType::F32, vec![520, 2048], 1, true),
+        (DType::F64, vec![260, 2048], 1, true),
+        (DType::F32, vec![4, 300, 1024], 2, true),
+        // Periods under 1024 elements stay on the slice path.
+        (DType::F32, vec![1100, 1000], 1, false),
+    ];
+    for (dtype, shape, broadcast_axes, compiled) in cases {
+        let len: usize = shape.iter().product();
+        let period: usize = shape[shape.len() - broadcast_axes..].iter().product();
+        let (x, _) = edge_case_pairs(len, dtype);
+        let (_, b) = edge_case_pairs(period, dtype);
+        let (x, b) = (x.reshape(shape.clone()), b.reshape(&shape[shape.len() - broadcast_axes..]));
+        let s = random(&[], 47).astype(dtype);
+        let (fused, unfused, plan) = both(&[x, b, s], |a| {
+            let (x, b, s) = (&a[0], &a[1], &a[2]);
+            // Each op reads the one before (ops on the same inputs alone would be groups of
+            // their own, as would ops of the bias alone, over its own shape).
+            let biased = x + b;
+            let high = jnp::maximum(&biased, b);
+            let low = jnp::minimum(&(&high - s), b);
+            let scaled = jnp::abs(&(&low * b)).sqrt() / (&biased - s);
+            let spread = -jnp::reciprocal(&jnp::square(&(&scaled - b)));
+            vec![biased, high, low, scaled, spread]
+        });
+        let case = format!("{dtype} {shape:?}");
+        assert_eq!(plan.fused_groups().len(), 1, "{case}: {:?}", plan.fused_groups());
+        assert_eq!(plan.compiled_groups(), vec![compiled && compiles_loops()], "{case}");
+        assert_eq!(result_bits(&fused), result_bits(&unfused), "{case}");
+    }
+}
+
+#[test]
+fn broadcast_inputs_fold_by_rows_in_compiled_loops_and_other_broadcasts_do_not_compile() {
+    // `sum((x + b)**2, axis=1)` with a bias the length of the reduced rows compiles; the
+    // same loss over all elements, a column broadcast beside the bias, and a bias shorter
+    // than the rows do not.
+    for (dtype, rtol) in [(DType::F32, 1e-4), (DType::F64, 1e-12)] {
+        let (rows, inner) = (33, 2051);
+        let x = random(&[rows, inner], 48).astype(dtype);
+        let b = random(&[inner], 49).astype(dtype);
+        let c = random(&[rows, 1], 50).astype(dtype);
+        let per_row = |a: &[Array]| {
+            let d = &a[0] + &a[1];
+            vec![jnp::sum_axes(&(&d * &d), 1, false), d]
+        };
+        let args = [x.clone(), b.clone()];
+        check_compiled_folds(&args, per_row, vec![compiles_loops()], rtol, &format!("{dtype}"));
+        let total = |a: &[Array]| vec![jnp::sum(&jnp::square(&(&a[0] + &a[1])))];
+        check_compiled_folds(&args, total, vec![false], rtol, &format!("{dtype} total"));
+        let both_ways = |a: &[Array]| vec![jnp::sum_axes(&(&(&a[0] + &a[1]) * &a[2]), 1, false)];
+        let args = [x.clone(), b.clone(), c];
+        check_compiled_folds(&args, both_ways, vec![false], rtol, &format!("{dtype} column"));
+    }
+}
+
 /// Runs `f` on `args` fused and unfused on two threads: the plan's groups compile as
 /// `compiled` says, every result agrees within `rtol`, and one and three threads give the
 /// fused results' bits.

@@ -51,8 +51,11 @@ def w1():
     x = jnp.ones((5000, 5000), jnp.float32)
     slow_f = lambda x: x * x + x * 2.0
     fast_f = jax.jit(slow_f)
+    b = jnp.arange(5000, dtype=jnp.float32) * 1e-4 - 0.25
+    bias_relu = jax.jit(lambda x, b: jnp.maximum(x + b, 0.0))
     return {"jax_w1_op_by_op": lambda: slow_f(x).block_until_ready(),
-            "jax_w1_jit": lambda: fast_f(x).block_until_ready()}
+            "jax_w1_jit": lambda: fast_f(x).block_until_ready(),
+            "jax_w1_bias_relu": lambda: bias_relu(x, b).block_until_ready()}
 
 
 def w2():

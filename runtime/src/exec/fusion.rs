@@ -113,6 +113,22 @@ pub enum Load {
     Strided(Vec<usize>),
 }
 
+impl Load {
+    /// The period with which a broadcast input's values repeat along the flat iteration order
+    /// of `shape`: the length of its trailing run of contiguous axes, when it is broadcast
+    /// along all the others (a bias added to every row repeats with the row's length). Its
+    /// first `period` elements, in order, are then all it holds.
+    pub fn period(&self, shape: &[usize]) -> Option<usize> {
+        let Load::Strided(strides) = self else { return None };
+        let mut len = 1;
+        let mut axes = shape.iter().zip(strides).rev().peekable();
+        while let Some((&extent, _)) = axes.next_if(|&(_, &stride)| stride == len) {
+            len *= extent;
+        }
+        (len > 1 && axes.all(|(_, &stride)| stride == 0)).then_some(len)
+    }
+}
+
 /// An elementwise equation of a group.
 #[derive(Debug)]
 pub struct TileOp {

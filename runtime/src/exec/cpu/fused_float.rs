@@ -92,21 +92,32 @@ pub(crate) fn run<T: Real + Scalar + Identities>(
         sink: |o: usize| sinks[o].get(),
         stream: true,
     });
-    let native = chunks.as_ref().and_then(|_| group.native.get(group, std::mem::size_of::<T>()));
-    let task_len = if chunks.is_some() { STREAMED_TASK_LEN } else { TASK_LEN };
+    let streamed = streams::<T>(group) && in_order;
+    let native = streamed.then(|| group.native.get(group, std::mem::size_of::<T>())).flatten();
+    // A loop that reads broadcast inputs runs once per row, in tasks of whole rows.
+    let by_rows = native.and_then(|native| Some((native, native.row()?)));
+    let task_len = match (by_rows, &chunks) {
+        (Some((_, row)), _) => (STREAMED_TASK_LEN / row).max(1) * row,
+        (None, Some(_)) => STREAMED_TASK_LEN,
+        (None, None) => TASK_LEN,
+    };
     let tiles = n.div_ceil(task_len);
     let tile = |t: usize| {
         let start = t * task_len;
         let len = task_len.min(n - start);
-        // SAFETY (of `run_tile`'s, `Chunks::run_tile`'s and `run_compiled`'s contracts): tiles
-        // cover disjoint ranges inside `0..n`.
+        // SAFETY (of `run_tile`'s, `Chunks::run_tile`'s, `run_compiled`'s and
+        // `run_compiled_rows`' contracts): tiles cover disjoint ranges inside `0..n`, whole
+        // rows when run by rows.
         unsafe {
-            match (&chunks, native) {
-                (Some(chunks), Some(native)) => {
+            match (&chunks, native, by_rows) {
+                (_, _, Some((native, row))) => {
+                    run_compiled_rows(native, &sources, &sinks, start, len, row)
+                }
+                (Some(chunks), Some(native), None) => {
                     run_compiled(native, chunks, &sources, &sinks, start, len)
                 }
-                (Some(chunks), None) => chunks.run_tile(start, len),
-                (None, _) => drop(run_tile(group, &sources, &sinks, layout, start, len)),
+                (Some(chunks), None, None) => chunks.run_tile(start, len),
+                (None, _, None) => drop(run_tile(group, &sources, &sinks, layout, start, len)),
             }
         }
     };
@@ -144,7 +155,7 @@ unsafe fn run_compiled<'a, T, I, O>(
     let head = if stream { ((64 - first % 64) % 64 / size).min(len) } else { 0 };
     let (blocks, rest) = ((len - head) / native.block(), (len - head) % native.block());
     // SAFETY: `start + head` is inside each output (the caller's contract).
-    let (inputs, scalars, outputs) = unsafe { compiled_arguments(sources, sinks, start + head) };
+    let args = unsafe { LoopArgs::new(sources, sinks, start + head, None) };
     // SAFETY: the head and the loop's blocks and rest cover `start..start + len`, which this
     // task alone writes (the caller's contract); the blocks start at a 64-byte boundary of
     // every output when streamed, and the inputs (in place, as long as the outputs) cover
@@ -153,33 +164,149 @@ unsafe fn run_compiled<'a, T, I, O>(
         if head > 0 {
             chunks.run_tile(start, head);
         }
-        native.run(stream, &inputs, &outputs, scalars.as_ptr().cast(), blocks, rest);
+        args.run(native, stream, blocks, rest);
+    }
+    if stream {
+        stream::fence();
     }
 }
 
-/// A compiled loop's arguments from element `at` on (see [`NativeLoop::run`]): the in-memory
-/// inputs' pointers, the scalars' values and the outputs' pointers.
+/// Computes the whole rows `start..start + len` of a streamed group with broadcast inputs
+/// (see [`NativeLoop::row`]) with its compiled loop, once per row: each row from its outputs'
+/// first 64-byte boundary on streamed, the few elements before it stored plainly (or, if the
+/// outputs lie differently against those boundaries, the whole row plainly).
 ///
 /// # Safety
-/// `at` is at most each output's length; `sources` are all read in place.
-#[allow(clippy::type_complexity)]
-unsafe fn compiled_arguments<T: Copy>(
+/// As [`run_tile`]'s; `start` and `len` are whole rows of `row` elements, the loop's period.
+unsafe fn run_compiled_rows<T: Copy>(
+    native: &NativeLoop,
     sources: &[Source<T>],
     sinks: &[DisjointOut<T>],
-    at: usize,
-) -> (Vec<*const u8>, Vec<T>, Vec<*mut u8>) {
-    let mut inputs = Vec::with_capacity(sources.len());
-    let mut scalars = Vec::new();
-    for source in sources {
-        match source {
-            Source::Full(v) => inputs.push(v[at..].as_ptr().cast()),
-            Source::Scalar(x) => scalars.push(*x),
-            _ => unreachable!("compiled groups read their inputs in place"),
+    start: usize,
+    len: usize,
+    row: usize,
+) {
+    let size = std::mem::size_of::<T>();
+    let (row_bytes, block) = (row * size, native.block());
+    let first = sinks.first().map_or(0, |s| s.get() as usize + start * size);
+    let stream = sinks.iter().all(|s| (s.get() as usize + start * size) % 64 == first % 64);
+    // SAFETY: `start` starts a row inside each output (the caller's contract).
+    let mut args = unsafe { LoopArgs::new(sources, sinks, start, Some(row)) };
+    for r in 0..len / row {
+        // SAFETY (both runs): the row lies in this task's range, which it alone writes (the
+        // caller's contract); the inputs read in place are as long as the outputs, the
+        // broadcast ones hold a row (checked by `LoopArgs::new`). A head shorter than a
+        // vector is a block's masked trip; the rest starts on a 64-byte boundary of every
+        // output when streamed.
+        unsafe {
+            if stream {
+                let head = ((64 - (first + r * row_bytes) % 64) % 64 / size).min(row);
+                if head > 0 {
+                    args.run(native, false, 0, head);
+                }
+                args.shift(head * size, true, usize::wrapping_add);
+                args.run(native, true, (row - head) / block, (row - head) % block);
+                args.shift(head * size, true, usize::wrapping_sub);
+            } else {
+                args.run(native, false, row / block, row % block);
+            }
+        }
+        args.next_row(row_bytes);
+    }
+    if stream {
+        stream::fence();
+    }
+}
+
+/// A compiled loop's arguments (see [`NativeLoop::run`]) from one element on, moved on a row
+/// at a time for loops run once per row.
+struct LoopArgs<T> {
+    inputs: Vec<*const u8>,
+    /// Per in-memory input, whether it moves on with the rows: a broadcast input (see
+    /// [`NativeLoop::row`]) is read from its start for every row.
+    moves: Vec<bool>,
+    scalars: Vec<T>,
+    /// The outputs' pointers, then, for a loop that folds, the partials' (which stays).
+    outputs: Vec<*mut u8>,
+    moving_outputs: usize,
+}
+
+impl<T: Copy> LoopArgs<T> {
+    /// The arguments from element `at` on.
+    ///
+    /// # Safety
+    /// `at` is at most each output's length; `sources` are read in place or are broadcast
+    /// inputs repeating every `row` elements (the loop's [`NativeLoop::row`]), in which case
+    /// `at` starts a row.
+    unsafe fn new(
+        sources: &[Source<T>],
+        sinks: &[DisjointOut<T>],
+        at: usize,
+        row: Option<usize>,
+    ) -> Self {
+        let mut args = LoopArgs {
+            inputs: Vec::with_capacity(sources.len()),
+            moves: Vec::with_capacity(sources.len()),
+            scalars: Vec::new(),
+            // SAFETY: `at` is inside or just past each output (the caller's contract).
+            outputs: sinks.iter().map(|s| unsafe { s.get().add(at) }.cast()).collect(),
+            moving_outputs: sinks.len(),
+        };
+        for source in sources {
+            match *source {
+                Source::Full(v) => args.push_input(v[at..].as_ptr(), true),
+                Source::Scalar(x) => args.scalars.push(x),
+                Source::Strided(v, ..) | Source::Periodic(v, ..) | Source::InRow(v, ..) => {
+                    let row = row.expect("a compiled loop reads broadcast inputs by rows");
+                    // The loop reads a row's worth of it, from its first element.
+                    assert!(
+                        v.len() >= row && at.is_multiple_of(row),
+                        "a broadcast input read by rows"
+                    );
+                    args.push_input(v.as_ptr(), false);
+                }
+            }
+        }
+        args
+    }
+
+    fn push_input(&mut self, at: *const T, moves: bool) {
+        self.inputs.push(at.cast());
+        self.moves.push(moves);
+    }
+
+    /// Adds the pointer where a folding loop leaves its partials.
+    fn with_partials(mut self, partials: &mut [T]) -> Self {
+        self.outputs.push(partials.as_mut_ptr().cast());
+        self
+    }
+
+    /// Moves the pointers that move on with the rows `row_bytes` further, to the next row.
+    fn next_row(&mut self, row_bytes: usize) {
+        self.shift(row_bytes, false, usize::wrapping_add);
+    }
+
+    /// Applies `by(pointer, bytes)` to every pointer that moves with the rows, and with
+    /// `within_row` to the broadcast inputs' too (a run that starts inside a row).
+    fn shift(&mut self, bytes: usize, within_row: bool, by: fn(usize, usize) -> usize) {
+        let moving = self.inputs.iter_mut().zip(&self.moves);
+        for (p, _) in moving.filter(|(_, &moves)| moves || within_row) {
+            *p = by(*p as usize, bytes) as *const u8;
+        }
+        for p in &mut self.outputs[..self.moving_outputs] {
+            *p = by(*p as usize, bytes) as *mut u8;
         }
     }
-    // SAFETY: `at` is inside or just past each output (the caller's contract).
-    let outputs = sinks.iter().map(|s| unsafe { s.get().add(at) }.cast()).collect();
-    (inputs, scalars, outputs)
+
+    /// Runs `native` over `blocks` blocks and `rest` more elements from these pointers.
+    ///
+    /// # Safety
+    /// As [`NativeLoop::run`]'s, for these pointers.
+    unsafe fn run(&self, native: &NativeLoop, stream: bool, blocks: usize, rest: usize) {
+        let scalars = self.scalars.as_ptr().cast();
+        // SAFETY: the caller's contract.
+        unsafe { native.run(stream, &self.inputs, &self.outputs, scalars, blocks, rest) }
+    }
 }
 
 /// Runs a group that ends with a reduction in tiles of whole rows of its layout
@@ -194,8 +321,8 @@ fn run_reducing<T: Real + Scalar + Identities>(
     layout: TileLayout,
 ) -> Vec<Array> {
     let n = group.len();
-    let in_place = sources.iter().all(|s| matches!(s, Source::Full(_) | Source::Scalar(_)));
-    let native = group.native.get(group, std::mem::size_of::<T>()).filter(|_| in_place);
+    // (A group whose loop compiled reads its inputs in place, or by rows: see `LoopArgs`.)
+    let native = group.native.get(group, std::mem::size_of::<T>());
     // A compiled loop folds a row (or, reducing all elements, any run of them) at a time, so
     // its tasks hold whole rows, as many as make about `FOLDED_TASK_LEN` elements.
     let (tile_len, tiles) = match (native, r.layout) {
@@ -254,27 +381,23 @@ unsafe fn fold_compiled<T: Real + Scalar + Identities>(
     let (combine, identity) = combiner::<T>(r.op);
     let (blocks, rest) = (row / native.block(), row % native.block());
     let mut partials = vec![identity; native.block()];
-    // SAFETY: `start` is inside each output (the caller's contract).
-    let (mut inputs, scalars, mut outputs) = unsafe { compiled_arguments(sources, sinks, start) };
-    outputs.push(partials.as_mut_ptr().cast());
+    // SAFETY: `start` is inside each output, starting a row when the loop runs by rows (the
+    // caller's contract).
+    let args = unsafe { LoopArgs::new(sources, sinks, start, native.row()) };
+    let mut args = args.with_partials(&mut partials);
     let step = row * std::mem::size_of::<T>();
     let mut results = Vec::with_capacity(len / row);
     for _ in 0..len / row {
-        partials[0] = identity;
         let masked = if rows { rest } else { 0 };
         // SAFETY: the row (or the task's whole blocks) lies in this task's range, which it
         // alone writes (the caller's contract), and the inputs (in place, as long as the
-        // outputs) cover it; `partials` holds a block of elements, the first the identity.
-        unsafe { native.run(false, &inputs, &outputs, scalars.as_ptr().cast(), blocks, masked) };
+        // outputs, or broadcast inputs holding a row) cover it; `partials` holds a block of
+        // elements, the first the identity.
+        unsafe { args.run(native, false, blocks, masked) };
         results.push(fold_run(r.op, &partials));
+        partials[0] = identity;
         // The next row's first elements (past the task's end after its last row, unused).
-        for p in &mut inputs {
-            *p = p.wrapping_add(step);
-        }
-        let outputs_only = outputs.len() - 1;
-        for p in &mut outputs[..outputs_only] {
-            *p = p.wrapping_add(step);
-        }
+        args.next_row(step);
     }
     if !rows && rest > 0 {
         let done = blocks * native.block();
@@ -663,14 +786,9 @@ enum Read {
 /// broadcast along a row or contiguous in it are read in place. Only what remains is gathered
 /// per sub-tile.
 fn plan_reads<T>(group: &FusedGroup) -> (ReadPlan, TileLayout) {
-    let strided = || {
-        group.inputs.iter().filter_map(|(_, l)| match l {
-            Load::Strided(s) => Some(&s[..]),
-            Load::Full | Load::Scalar => None,
-        })
-    };
+    let strided = || group.inputs.iter().map(|(_, l)| l).filter(|l| matches!(l, Load::Strided(_)));
     let base = sub_tile_len::<T>(group, strided().count());
-    let period = strided().try_fold(1, |l, s| lcm(l, period(&group.shape, s)?, base));
+    let period = strided().try_fold(1, |l, load| lcm(l, load.period(&group.shape)?, base));
     let row = group.shape.last().copied().filter(|&r| r >= MIN_SUB_TILE);
     let plan = ReadPlan { period, row };
     let (mut gathered, mut in_row) = (0, false);
@@ -712,17 +830,6 @@ impl ReadPlan {
             Load::Strided(_) => Read::Gather(slot()),
         }
     }
-}
-
-/// The period with which a broadcast input's values repeat along the flat iteration order:
-/// the length of its trailing run of contiguous axes, when it is broadcast along all others.
-fn period(shape: &[usize], strides: &[usize]) -> Option<usize> {
-    let mut len = 1;
-    let mut axes = shape.iter().zip(strides).rev().peekable();
-    while let Some((&extent, _)) = axes.next_if(|&(_, &stride)| stride == len) {
-        len *= extent;
-    }
-    (len > 1 && axes.all(|(_, &stride)| stride == 0)).then_some(len)
 }
 
 /// The least common multiple of `a` and `b`, if it is at most `max`.

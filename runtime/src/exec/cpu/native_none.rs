@@ -27,6 +27,11 @@ impl NativeLoop {
     pub(crate) fn block(&self) -> usize {
         match *self {}
     }
+
+    /// The period of the group's broadcast inputs (no value exists to ask).
+    pub(crate) fn row(&self) -> Option<usize> {
+        match *self {}
+    }
 }
 
 impl NativeLoop {

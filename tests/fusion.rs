@@ -282,9 +282,9 @@ fn broadcast_inputs_are_read_by_rows_in_compiled_loops_with_the_unfused_bits() {
 
 #[test]
 fn broadcast_inputs_fold_by_rows_in_compiled_loops_and_other_broadcasts_do_not_compile() {
-    // `sum((x + b)**2, axis=1)` with a bias the length of the reduced rows compiles; the
-    // same loss over all elements, a column broadcast beside the bias, and a bias shorter
-    // than the rows do not.
+    // `sum((x + b)**2, axis=1)` with a bias the length of the reduced rows compiles, and so
+    // does `sum((x + b) * c, axis=1)` with a value per row `c`; the same loss over all
+    // elements does not, nor a per-row value also broadcast along a leading axis.
     for (dtype, rtol) in [(DType::F32, 1e-4), (DType::F64, 1e-12)] {
         let (rows, inner) = (33, 2051);
         let x = random(&[rows, inner], 48).astype(dtype);
@@ -298,9 +298,52 @@ fn broadcast_inputs_fold_by_rows_in_compiled_loops_and_other_broadcasts_do_not_c
         check_compiled_folds(&args, per_row, vec![compiles_loops()], rtol, &format!("{dtype}"));
         let total = |a: &[Array]| vec![jnp::sum(&jnp::square(&(&a[0] + &a[1])))];
         check_compiled_folds(&args, total, vec![false], rtol, &format!("{dtype} total"));
-        let both_ways = |a: &[Array]| vec![jnp::sum_axes(&(&(&a[0] + &a[1]) * &a[2]), 1, false)];
-        let args = [x.clone(), b.clone(), c];
-        check_compiled_folds(&args, both_ways, vec![false], rtol, &format!("{dtype} column"));
+        let scaled = |a: &[Array]| vec![jnp::sum_axes(&(&(&a[0] + &a[1]) * &a[2]), -1, false)];
+        let args = [x.clone(), b.clone(), c.clone()];
+        check_compiled_folds(&args, scaled, vec![compiles_loops()], rtol, &format!("{dtype} c"));
+        let stacked = jnp::stack(&[x.clone(), -&x], 0);
+        let args = [stacked, b, c];
+        check_compiled_folds(&args, scaled, vec![false], rtol, &format!("{dtype} stacked"));
+    }
+}
+
+#[test]
+fn per_row_inputs_are_scalars_of_compiled_loops_run_by_rows_with_the_unfused_bits() {
+    // A layer norm's elementwise part, `(x - mean) * rstd * g + b`: the mean and the
+    // reciprocal deviation hold one value per row (set as scalars for each run of the loop),
+    // the scale and shift repeat every row. Rows that end inside a loop trip and rows of a
+    // 3-d array; a per-row value also broadcast along a leading axis, and rows under 1024
+    // elements, stay on the slice path.
+    let cases = [
+        (DType::F32, vec![1030, 1031], vec![1030, 1], true),
+        (DType::F64, vec![260, 2048], vec![260, 1], true),
+        (DType::F32, vec![4, 300, 1024], vec![4, 300, 1], true),
+        (DType::F32, vec![4, 300, 1024], vec![300, 1], false),
+        (DType::F32, vec![1100, 1000], vec![1100, 1], false),
+    ];
+    for (dtype, shape, stats, compiled) in cases {
+        let (len, row) = (shape.iter().product(), shape[shape.len() - 1]);
+        let (x, _) = edge_case_pairs(len, dtype);
+        let x = x.reshape(shape.clone());
+        let (mean, rstd) = (random(&stats, 51).astype(dtype), random(&stats, 52).astype(dtype));
+        let (g, b) = (random(&[row], 53).astype(dtype), random(&[row], 54).astype(dtype));
+        let (fused, unfused, plan) = both(&[x, mean, rstd, g, b], |a| {
+            let centered = &a[0] - &a[1];
+            vec![&(&(&centered * &a[2]) * &a[3]) + &a[4], centered]
+        });
+        let case = format!("{dtype} {shape:?} with {stats:?}");
+        assert_eq!(plan.fused_groups().len(), 1, "{case}: {:?}", plan.fused_groups());
+        assert_eq!(plan.compiled_groups(), vec![compiled && compiles_loops()], "{case}");
+        assert_eq!(result_bits(&fused), result_bits(&unfused), "{case}");
+    }
+    // The variance, `sum((x - mean)**2, axis=-1)`, folds each row in its run of the loop.
+    for (dtype, rtol) in [(DType::F32, 1e-4), (DType::F64, 1e-12)] {
+        let (rows, inner) = (33, 2051);
+        let x = random(&[rows, inner], 55).astype(dtype);
+        let mean = jnp::mean_axes(&x, 1, true);
+        let variance = |a: &[Array]| vec![jnp::sum_axes(&jnp::square(&(&a[0] - &a[1])), 1, false)];
+        let args = [x, mean];
+        check_compiled_folds(&args, variance, vec![compiles_loops()], rtol, &format!("{dtype}"));
     }
 }
 

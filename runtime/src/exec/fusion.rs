@@ -127,6 +127,25 @@ impl Load {
         }
         (len > 1 && axes.all(|(_, &stride)| stride == 0)).then_some(len)
     }
+
+    /// For a broadcast input that holds one value per row of `shape` (broadcast along its
+    /// trailing axes, with its leading axes in row-major order: the mean of each row, as
+    /// `mean(x, axis=-1, keepdims=True)` gives it), the length of those rows. The value for
+    /// the `i`-th row of the flat iteration order is then its element `i`.
+    pub fn per_row(&self, shape: &[usize]) -> Option<usize> {
+        let Load::Strided(strides) = self else { return None };
+        let broadcast = strides.iter().rev().take_while(|&&stride| stride == 0).count();
+        let (leading, trailing) = shape.split_at(shape.len() - broadcast);
+        let mut rows = 1;
+        for (&extent, &stride) in leading.iter().zip(strides).rev() {
+            if extent != 1 && stride != rows {
+                return None;
+            }
+            rows *= extent;
+        }
+        let row: usize = trailing.iter().product();
+        (rows > 1 && row > 1).then_some(row)
+    }
 }
 
 /// An elementwise equation of a group.

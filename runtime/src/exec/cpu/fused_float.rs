@@ -111,7 +111,7 @@ pub(crate) fn run<T: Real + Scalar + Identities>(
         unsafe {
             match (&chunks, native, by_rows) {
                 (_, _, Some((native, row))) => {
-                    run_compiled_rows(native, &sources, &sinks, start, len, row)
+                    run_compiled_rows(native, group, &sources, &sinks, start, len, row)
                 }
                 (Some(chunks), Some(native), None) => {
                     run_compiled(native, chunks, &sources, &sinks, start, len)
@@ -155,7 +155,7 @@ unsafe fn run_compiled<'a, T, I, O>(
     let head = if stream { ((64 - first % 64) % 64 / size).min(len) } else { 0 };
     let (blocks, rest) = ((len - head) / native.block(), (len - head) % native.block());
     // SAFETY: `start + head` is inside each output (the caller's contract).
-    let args = unsafe { LoopArgs::new(sources, sinks, start + head, None) };
+    let args = unsafe { LoopArgs::new(chunks.group, sources, sinks, start + head, None) };
     // SAFETY: the head and the loop's blocks and rest cover `start..start + len`, which this
     // task alone writes (the caller's contract); the blocks start at a 64-byte boundary of
     // every output when streamed, and the inputs (in place, as long as the outputs) cover
@@ -180,6 +180,7 @@ unsafe fn run_compiled<'a, T, I, O>(
 /// As [`run_tile`]'s; `start` and `len` are whole rows of `row` elements, the loop's period.
 unsafe fn run_compiled_rows<T: Copy>(
     native: &NativeLoop,
+    group: &FusedGroup,
     sources: &[Source<T>],
     sinks: &[DisjointOut<T>],
     start: usize,
@@ -191,7 +192,7 @@ unsafe fn run_compiled_rows<T: Copy>(
     let first = sinks.first().map_or(0, |s| s.get() as usize + start * size);
     let stream = sinks.iter().all(|s| (s.get() as usize + start * size) % 64 == first % 64);
     // SAFETY: `start` starts a row inside each output (the caller's contract).
-    let mut args = unsafe { LoopArgs::new(sources, sinks, start, Some(row)) };
+    let mut args = unsafe { LoopArgs::new(group, sources, sinks, start, Some(row)) };
     for r in 0..len / row {
         // SAFETY (both runs): the row lies in this task's range, which it alone writes (the
         // caller's contract); the inputs read in place are as long as the outputs, the
@@ -220,50 +221,62 @@ unsafe fn run_compiled_rows<T: Copy>(
 
 /// A compiled loop's arguments (see [`NativeLoop::run`]) from one element on, moved on a row
 /// at a time for loops run once per row.
-struct LoopArgs<T> {
+struct LoopArgs<'a, T> {
     inputs: Vec<*const u8>,
     /// Per in-memory input, whether it moves on with the rows: a broadcast input (see
     /// [`NativeLoop::row`]) is read from its start for every row.
     moves: Vec<bool>,
     scalars: Vec<T>,
+    /// The scalars that hold an input's value for the current row: their index in
+    /// `scalars`, and the input (one value per row).
+    per_row: Vec<(usize, &'a [T])>,
+    /// The current row (in the whole iteration order), for loops run by rows.
+    row_index: usize,
     /// The outputs' pointers, then, for a loop that folds, the partials' (which stays).
     outputs: Vec<*mut u8>,
     moving_outputs: usize,
 }
 
-impl<T: Copy> LoopArgs<T> {
-    /// The arguments from element `at` on.
+impl<'a, T: Copy> LoopArgs<'a, T> {
+    /// The arguments of `group`'s loop from element `at` on.
     ///
     /// # Safety
     /// `at` is at most each output's length; `sources` are read in place or are broadcast
-    /// inputs repeating every `row` elements (the loop's [`NativeLoop::row`]), in which case
+    /// inputs following rows of `row` elements (the loop's [`NativeLoop::row`]), in which case
     /// `at` starts a row.
     unsafe fn new(
-        sources: &[Source<T>],
+        group: &FusedGroup,
+        sources: &[Source<'a, T>],
         sinks: &[DisjointOut<T>],
         at: usize,
         row: Option<usize>,
     ) -> Self {
+        let row_index = row.map_or(0, |row| at / row);
         let mut args = LoopArgs {
             inputs: Vec::with_capacity(sources.len()),
             moves: Vec::with_capacity(sources.len()),
             scalars: Vec::new(),
+            per_row: Vec::new(),
+            row_index,
             // SAFETY: `at` is inside or just past each output (the caller's contract).
             outputs: sinks.iter().map(|s| unsafe { s.get().add(at) }.cast()).collect(),
             moving_outputs: sinks.len(),
         };
-        for source in sources {
+        for (source, (_, load)) in sources.iter().zip(&group.inputs) {
             match *source {
                 Source::Full(v) => args.push_input(v[at..].as_ptr(), true),
                 Source::Scalar(x) => args.scalars.push(x),
                 Source::Strided(v, ..) | Source::Periodic(v, ..) | Source::InRow(v, ..) => {
                     let row = row.expect("a compiled loop reads broadcast inputs by rows");
-                    // The loop reads a row's worth of it, from its first element.
-                    assert!(
-                        v.len() >= row && at.is_multiple_of(row),
-                        "a broadcast input read by rows"
-                    );
-                    args.push_input(v.as_ptr(), false);
+                    assert!(at.is_multiple_of(row), "a broadcast input read by rows");
+                    if load.period(&group.shape).is_some() {
+                        // The loop reads a row's worth of it, from its first element.
+                        assert!(v.len() >= row, "a broadcast input repeating every row");
+                        args.push_input(v.as_ptr(), false);
+                    } else {
+                        args.per_row.push((args.scalars.len(), v));
+                        args.scalars.push(v[row_index]);
+                    }
                 }
             }
         }
@@ -281,9 +294,16 @@ impl<T: Copy> LoopArgs<T> {
         self
     }
 
-    /// Moves the pointers that move on with the rows `row_bytes` further, to the next row.
+    /// Moves the pointers that move on with the rows `row_bytes` further, to the next row, and
+    /// sets the per-row scalars to its values (past the last row, they keep the last ones).
     fn next_row(&mut self, row_bytes: usize) {
         self.shift(row_bytes, false, usize::wrapping_add);
+        self.row_index += 1;
+        for &(slot, values) in &self.per_row {
+            if let Some(&value) = values.get(self.row_index) {
+                self.scalars[slot] = value;
+            }
+        }
     }
 
     /// Applies `by(pointer, bytes)` to every pointer that moves with the rows, and with
@@ -383,7 +403,7 @@ unsafe fn fold_compiled<T: Real + Scalar + Identities>(
     let mut partials = vec![identity; native.block()];
     // SAFETY: `start` is inside each output, starting a row when the loop runs by rows (the
     // caller's contract).
-    let args = unsafe { LoopArgs::new(sources, sinks, start, native.row()) };
+    let args = unsafe { LoopArgs::new(group, sources, sinks, start, native.row()) };
     let mut args = args.with_partials(&mut partials);
     let step = row * std::mem::size_of::<T>();
     let mut results = Vec::with_capacity(len / row);

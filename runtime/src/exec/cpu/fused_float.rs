@@ -148,11 +148,8 @@ unsafe fn run_compiled<'a, T, I, O>(
     I: Fn(usize, Range<usize>) -> Src<'a, T>,
     O: Fn(usize) -> *mut T,
 {
-    let size = std::mem::size_of::<T>();
-    let address = |s: &DisjointOut<T>| s.get() as usize + start * size;
-    let first = sinks.first().map_or(0, address);
-    let stream = sinks.iter().all(|s| address(s) % 64 == first % 64);
-    let head = if stream { ((64 - first % 64) % 64 / size).min(len) } else { 0 };
+    let head = streamed_head(sinks, start);
+    let (stream, head) = (head.is_some(), head.unwrap_or(0).min(len));
     let (blocks, rest) = ((len - head) / native.block(), (len - head) % native.block());
     // SAFETY: `start + head` is inside each output (the caller's contract).
     let args = unsafe { LoopArgs::new(chunks.group, sources, sinks, start + head, None) };
@@ -171,6 +168,16 @@ unsafe fn run_compiled<'a, T, I, O>(
     }
 }
 
+/// How many elements from `at` on precede the outputs' first 64-byte boundary, from which a
+/// compiled loop streams them; `None` when the outputs lie differently against those
+/// boundaries (they are then stored plainly).
+fn streamed_head<T>(sinks: &[DisjointOut<T>], at: usize) -> Option<usize> {
+    let size = std::mem::size_of::<T>();
+    let offset = |s: &DisjointOut<T>| (s.get() as usize + at * size) % 64;
+    let first = sinks.first().map_or(0, offset);
+    sinks.iter().all(|s| offset(s) == first).then_some((64 - first) % 64 / size)
+}
+
 /// Computes the whole rows `start..start + len` of a streamed group with broadcast inputs
 /// (see [`NativeLoop::row`]) with its compiled loop, once per row: each row from its outputs'
 /// first 64-byte boundary on streamed, the few elements before it stored plainly (or, if the
@@ -187,10 +194,8 @@ unsafe fn run_compiled_rows<T: Copy>(
     len: usize,
     row: usize,
 ) {
-    let size = std::mem::size_of::<T>();
-    let (row_bytes, block) = (row * size, native.block());
-    let first = sinks.first().map_or(0, |s| s.get() as usize + start * size);
-    let stream = sinks.iter().all(|s| (s.get() as usize + start * size) % 64 == first % 64);
+    let (row_bytes, block) = (row * std::mem::size_of::<T>(), native.block());
+    let stream = streamed_head(sinks, start).is_some();
     // SAFETY: `start` starts a row inside each output (the caller's contract).
     let mut args = unsafe { LoopArgs::new(group, sources, sinks, start, Some(row)) };
     for r in 0..len / row {
@@ -200,16 +205,17 @@ unsafe fn run_compiled_rows<T: Copy>(
         // vector is a block's masked trip; the rest starts on a 64-byte boundary of every
         // output when streamed.
         unsafe {
-            if stream {
-                let head = ((64 - (first + r * row_bytes) % 64) % 64 / size).min(row);
-                if head > 0 {
-                    args.run(native, false, 0, head);
+            match streamed_head(sinks, start + r * row) {
+                Some(head) => {
+                    let (head, head_bytes) = (head.min(row), head * std::mem::size_of::<T>());
+                    if head > 0 {
+                        args.run(native, false, 0, head);
+                    }
+                    args.shift(head_bytes, true, usize::wrapping_add);
+                    args.run(native, true, (row - head) / block, (row - head) % block);
+                    args.shift(head_bytes, true, usize::wrapping_sub);
                 }
-                args.shift(head * size, true, usize::wrapping_add);
-                args.run(native, true, (row - head) / block, (row - head) % block);
-                args.shift(head * size, true, usize::wrapping_sub);
-            } else {
-                args.run(native, false, row / block, row % block);
+                None => args.run(native, false, row / block, row % block),
             }
         }
         args.next_row(row_bytes);

@@ -363,32 +363,44 @@ fn fused_log1p(x: &Array) -> Array {
 fn fused_tanh(x: &Array) -> Array {
     x.tanh() * 1.0
 }
+#[jit]
+fn fused_sigmoid(x: &Array) -> Array {
+    x.sigmoid() * 1.0
+}
 
-/// f32 `exp`, `log`, `log1p` and `tanh` are XLA CPU's own approximations, so they give JAX's
-/// bits, not just its values within a tolerance (`tests/data/transcendental.json`, made by
-/// `tests/data/gen/transcendental.py`): op by op and fused.
+/// f32 `exp`, `log`, `log1p` and `tanh` are XLA CPU's own approximations, and `sigmoid` is
+/// `1 / (1 + exp(-x))` with that `exp`, so they give JAX's bits, not just its values within a
+/// tolerance (`tests/data/transcendental.json`, made by `tests/data/gen/transcendental.py`): op
+/// by op and fused, on the cases themselves and on a million elements repeating them (a group
+/// that large runs as a compiled loop where the CPU allows, see `tests/fusion.rs`).
 #[test]
-fn f32_exp_log_log1p_tanh_match_jax_bit_for_bit() {
+fn f32_exp_log_log1p_tanh_sigmoid_match_jax_bit_for_bit() {
     let data: Value = serde_json::from_str(include_str!("data/transcendental.json")).unwrap();
     let bits = |v: &Value| -> Vec<u32> {
         v.as_array().unwrap().iter().map(|b| b.as_u64().unwrap() as u32).collect()
     };
-    for name in ["exp", "log", "log1p", "tanh"] {
+    for name in ["exp", "log", "log1p", "tanh", "sigmoid"] {
         let fused_fn = match name {
             "exp" => fused_exp,
             "log" => fused_log,
             "log1p" => fused_log1p,
-            _ => fused_tanh,
+            "tanh" => fused_tanh,
+            _ => fused_sigmoid,
         };
         let case = &data[name];
         let x: Vec<f32> = bits(&case["x"]).into_iter().map(f32::from_bits).collect();
         let want = bits(&case["out"]);
+        let repeated: Vec<f32> = x.iter().copied().cycle().take(x.len() * 500).collect();
         let x = Array::from_shape_vec([x.len()], x);
-        let op_by_op = unary_fn(name)(&x);
-        let fused = fused_fn(&x);
-        for (how, got) in [("op by op", op_by_op), ("fused", fused)] {
+        let repeated = Array::from_shape_vec([repeated.len()], repeated);
+        let runs = [
+            ("op by op", unary_fn(name)(&x)),
+            ("fused", fused_fn(&x)),
+            ("fused, repeated", fused_fn(&repeated)),
+        ];
+        for (how, got) in runs {
             let got = got.to_vec::<f32>().unwrap();
-            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            for (k, (g, w)) in got.iter().zip(want.iter().cycle()).enumerate() {
                 let same = g.to_bits() == *w || (g.is_nan() && f32::from_bits(*w).is_nan());
                 assert!(same, "{name} {how} of x[{k}]: {g:e}, JAX {:e}", f32::from_bits(*w));
             }

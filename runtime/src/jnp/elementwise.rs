@@ -68,7 +68,8 @@ unary_fns! {
     asinh => Asinh;
     acosh => Acosh;
     atanh => Atanh;
-    /// `1 / (1 + e^-x)`, stable for large `|x|`.
+    /// `1 / (1 + e^-x)`, as JAX computes it on CPU (for `float32`, its bits); results below the
+    /// smallest normal float are 0, as under XLA's flush-to-zero. Never NaN for large `|x|`.
     sigmoid => Logistic;
     /// The error function.
     erf => Erf;

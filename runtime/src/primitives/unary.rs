@@ -546,12 +546,14 @@ macro_rules! real {
             }
             #[inline(always)]
             fn logistic(self) -> Self {
-                // Stable on both tails: never exponentiates a large positive number.
-                if self >= 0.0 {
-                    1.0 / (1.0 + (-self).exp())
+                // As XLA expands it (and so JAX computes it on CPU): with f32 `exp` being XLA's,
+                // the same bits. Results below the smallest normal float are 0, as under XLA's
+                // flush-to-zero (f32: from about x = -87.3 down).
+                let y = 1.0 / (1.0 + $exp(-self));
+                if y < $t::MIN_POSITIVE {
+                    0.0
                 } else {
-                    let e = self.exp();
-                    e / (1.0 + e)
+                    y
                 }
             }
             #[inline(always)]

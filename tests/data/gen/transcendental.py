@@ -2,7 +2,8 @@
 
     python3 tests/data/gen/transcendental.py > tests/data/transcendental.json
 
-f32 inputs and JAX CPU's results for the transcendental functions rjax reproduces bit for bit,
+f32 inputs and JAX CPU's results for the transcendental functions rjax reproduces bit for bit
+(`jax.nn.sigmoid` among them, which XLA expands to `1 / (1 + exp(-x))`),
 as IEEE bit patterns (decimal text would round): a sweep of each function's domain, its
 overflow and underflow edges, infinities and NaN.
 """
@@ -20,11 +21,13 @@ SWEEPS = {
     "log": np.concatenate([np.exp(rng.uniform(-87, 88, 1500)), rng.uniform(0, 2, 500)]),
     "log1p": np.concatenate([rng.uniform(-1, 1, 1000), np.exp(rng.uniform(-20, 20, 1000))]),
     "tanh": np.concatenate([np.linspace(-10, 10, 1500), rng.normal(size=500) * 1e-3]),
+    "sigmoid": np.concatenate([np.linspace(-100, 100, 1500), rng.normal(size=500) * 4]),
 }
+FUNCTIONS = {"sigmoid": jax.nn.sigmoid}
 
 cases = {}
 for name, sweep in SWEEPS.items():
     x = np.concatenate([sweep, edges]).astype(np.float32)
-    y = np.asarray(jax.jit(getattr(jnp, name))(x))
+    y = np.asarray(jax.jit(FUNCTIONS.get(name) or getattr(jnp, name))(x))
     cases[name] = {"x": x.view(np.uint32).tolist(), "out": y.view(np.uint32).tolist()}
 print(json.dumps(cases))

@@ -175,6 +175,113 @@ fn arithmetic_groups_compiled_to_machine_code_give_the_unfused_bits() {
     }
 }
 
+/// `len` f32 values: normals spread over [-100, 100], and every few hundred elements one of
+/// the edge cases of `exp`, `log`, `tanh` and `logistic` (NaNs with payloads and signs, a
+/// signalling one, infinities, signed zeros, subnormals, the thresholds where each function's
+/// clamps and selects switch, and the values either side of them).
+fn transcendental_edge_cases(len: usize) -> Array {
+    let nan = |bits: u32| f32::from_bits(bits);
+    let edges = [
+        f32::NAN,
+        nan(0x7fc0_1234),
+        nan(0xffc0_0001),
+        nan(0x7f80_0001),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e-40,
+        -1e-40,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        -f32::MAX,
+        -87.8,
+        -87.9,
+        -87.3,
+        88.8,
+        88.72,
+        88.73,
+        0.0004,
+        0.000_399_99,
+        -0.0004,
+        20.0,
+        19.999_998,
+        -20.0,
+        7.998_811_7,
+        -7.998_811_7,
+        std::f32::consts::FRAC_1_SQRT_2,
+        f32::from_bits(std::f32::consts::FRAC_1_SQRT_2.to_bits() - 1),
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+    ];
+    let mut x = random(&[len], 60).to_vec::<f32>().unwrap();
+    for (i, v) in x.iter_mut().enumerate() {
+        *v = if i % 331 < edges.len() { edges[i % 331] } else { *v * 30.0 };
+    }
+    Array::from_shape_vec([len], x)
+}
+
+#[test]
+fn transcendental_groups_compiled_to_machine_code_give_the_unfused_bits() {
+    // f32 `exp`, `log`, `tanh` and `logistic` compile (XLA's approximations, op for op), and
+    // `rsqrt` in both widths; every op's value leaves the group. The f64 functions call the
+    // C library, so an f64 group with `exp` stays interpreted.
+    let len = (1 << 20) + 13;
+    let x = transcendental_edge_cases(len);
+    let y = random(&[len], 61);
+    let (fused, unfused, plan) = both(&[x, y], |a| {
+        let (x, y) = (&a[0], &a[1]);
+        let (e, l, t, s) = (jnp::exp(x), jnp::log(x), jnp::tanh(x), jnp::sigmoid(x));
+        let r = jnp::rsqrt(x);
+        // Several functions live at once, and one function of another's value.
+        let mixed = &t * &jnp::exp(&-y) + jnp::log(&jnp::abs(x)) * jnp::sigmoid(&(&e - y));
+        vec![e, l, t, s, r, mixed]
+    });
+    // (Functions of `x` alone are groups of one: no group merges siblings.)
+    assert_eq!(plan.fused_groups(), vec![1, 1, 1, 11]);
+    assert!(plan.compiled_groups().iter().all(|&c| c == compiles_loops()));
+    for (o, (f, u)) in fused.iter().zip(&unfused).enumerate() {
+        let (f, u) = (f.to_vec::<f32>().unwrap(), u.to_vec::<f32>().unwrap());
+        if let Some(i) = f.iter().zip(&u).position(|(p, q)| p.to_bits() != q.to_bits()) {
+            panic!("output {o} element {i}: fused {:?} vs unfused {:?}", f[i], u[i]);
+        }
+    }
+    for (f, compiled) in [(jnp::exp as fn(&Array) -> Array, false), (jnp::rsqrt, true)] {
+        let x = random(&[1 << 19], 62).astype(DType::F64);
+        let (fused, unfused, plan) = both(&[x], |a| vec![f(&(&a[0] * 2.0)) + 1.0]);
+        assert_eq!(plan.compiled_groups(), vec![compiled && compiles_loops()]);
+        agree(&fused[0], &unfused[0], 0.0).unwrap();
+    }
+}
+
+#[test]
+fn a_large_float_op_on_its_own_is_a_group_of_one_with_the_same_bits() {
+    // Like a softmax's last division, a subtraction of the row sums, which a reduction ended
+    // another group with: the subtraction is alone. Over 4 MiB of floats it runs as a group of
+    // one (compiled, where loops compile, reading the sums as per-row scalars); smaller, and
+    // for integers, it runs on its own.
+    for (rows, dtype, grouped) in [
+        (1024, DType::F32, true),
+        (512, DType::F64, true),
+        (512, DType::F32, false),
+        (1024, DType::I32, false),
+    ] {
+        let x = (random(&[rows, 1024], 70) * 4.0).astype(dtype);
+        let (fused, unfused, plan) = both(&[x], |a| {
+            let e = &a[0] + &a[0];
+            vec![&e - &jnp::sum_axes(&e, 1, true)]
+        });
+        let want = if grouped { vec![2, 1] } else { vec![2] };
+        assert_eq!(plan.fused_groups(), want, "{rows} rows of {dtype}");
+        if grouped && compiles_loops() {
+            assert_eq!(plan.compiled_groups(), vec![true, true]);
+        }
+        assert_eq!(result_bits(&fused), result_bits(&unfused), "{rows} rows of {dtype}");
+    }
+}
+
 #[test]
 fn reductions_of_all_elements_fold_in_compiled_loops_within_tolerance_and_deterministically() {
     // A loss-like group (`sum((p - t)**2)`, the difference also an output) and every float

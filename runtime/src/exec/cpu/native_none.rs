@@ -1,4 +1,4 @@
-//! Fused groups compiled to machine code exist on x86-64 Linux only (see `native.rs` there);
+//! Fused groups compiled to machine code exist on x86-64 Linux only (see `native/mod.rs` there);
 //! elsewhere every group runs on the slice path.
 
 use crate::exec::fusion::FusedGroup;

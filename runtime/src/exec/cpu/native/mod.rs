@@ -45,6 +45,8 @@ use crate::primitives::binary::BinaryOp;
 use crate::primitives::unary::UnaryOp;
 use crate::primitives::{ReduceOp, SliceOp};
 
+mod math;
+
 /// A group's compiled loop, made on first use (see [`NativeCache::get`]).
 #[derive(Default)]
 pub struct NativeCache(OnceLock<Option<NativeLoop>>);
@@ -168,7 +170,7 @@ fn compile(group: &FusedGroup, elem_bytes: usize) -> Option<NativeLoop> {
         8 => Width::F64,
         _ => return None,
     };
-    let shape = Shape::of(group)?;
+    let shape = Shape::of(group, width)?;
     // Four vectors per value and trip where registers allow: independent instructions to
     // overlap, and fewer trips.
     let (streaming, unroll) = [4, 2, 1]
@@ -279,7 +281,7 @@ const ZMM: [AsmRegisterZmm; 32] = [
 ];
 
 impl Shape {
-    fn of(group: &FusedGroup) -> Option<Shape> {
+    fn of(group: &FusedGroup, width: Width) -> Option<Shape> {
         if group.outputs.iter().any(|o| o.layout != Layout::RowMajor) {
             return None;
         }
@@ -336,7 +338,7 @@ impl Shape {
         let mut constants = Vec::new();
         let mut last_use = HashMap::new();
         for (j, op) in group.ops.iter().enumerate() {
-            let constant = constant_of(op.slice?)?;
+            let constant = constant_of(op.slice?, width)?;
             if let Some(c) = constant.filter(|c| !constants.contains(c)) {
                 constants.push(c);
             }
@@ -348,16 +350,18 @@ impl Shape {
     }
 }
 
-/// Whether `op` compiles, and the constant it needs, if any.
-fn constant_of(op: SliceOp) -> Option<Option<Constant>> {
+/// Whether `op` compiles for elements of `width`, and the constant it needs in a register,
+/// if any. (The transcendental functions of [`math`] read theirs from memory.)
+fn constant_of(op: SliceOp, width: Width) -> Option<Option<Constant>> {
     use BinaryOp::{Add, Div, Max, Min, Mul, Sub};
-    use UnaryOp::{Abs, Neg, Reciprocal, Sqrt, Square};
+    use UnaryOp::{Abs, Neg, Reciprocal, Rsqrt, Sqrt, Square};
     match op {
         SliceOp::Binary(Add | Sub | Mul | Div | Max | Min) => Some(None),
         SliceOp::Unary(Square | Sqrt) => Some(None),
         SliceOp::Unary(Neg) => Some(Some(Constant::SignBit)),
         SliceOp::Unary(Abs) => Some(Some(Constant::AllButSign)),
-        SliceOp::Unary(Reciprocal) => Some(Some(Constant::One)),
+        SliceOp::Unary(Reciprocal | Rsqrt) => Some(Some(Constant::One)),
+        SliceOp::Unary(u) if width == Width::F32 && math::compiles(u) => Some(None),
         _ => None,
     }
 }
@@ -409,6 +413,9 @@ struct Emitter<'a> {
     fold: Option<(AsmRegister64, Vec<usize>)>,
     /// Whether the trip being emitted is the masked one after the whole blocks.
     masked: bool,
+    /// Constants read from memory (by [`math`]'s sequences), each with the label of its place
+    /// after the code.
+    pool: Vec<(u32, CodeLabel)>,
 }
 
 impl<'a> Emitter<'a> {
@@ -438,6 +445,7 @@ impl<'a> Emitter<'a> {
             output_pointers,
             fold,
             masked: false,
+            pool: Vec::new(),
         })
     }
 
@@ -481,6 +489,7 @@ impl<'a> Emitter<'a> {
             self.asm.pop(r)?;
         }
         self.asm.ret()?;
+        self.emit_pool()?;
         Ok(())
     }
 
@@ -712,12 +721,17 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    /// `d = op(xs)`, the same IEEE operation as the op's scalar function.
+    /// `d = op(xs)`, the same IEEE operations as the op's scalar function.
     fn op(&mut self, op: SliceOp, d: AsmRegisterZmm, xs: &[AsmRegisterZmm]) -> Result<(), Stop> {
         use BinaryOp::{Add, Div, Max, Min, Mul, Sub};
-        use UnaryOp::{Abs, Neg, Reciprocal, Sqrt, Square};
+        use UnaryOp::{Abs, Neg, Reciprocal, Rsqrt, Sqrt, Square};
+        if let SliceOp::Unary(u) = op {
+            if math::compiles(u) {
+                return self.math(u, d, xs[0]);
+            }
+        }
         let f32 = self.width == Width::F32;
-        let constant = constant_of(op).flatten().map(|c| self.constant(c));
+        let constant = constant_of(op, self.width).flatten().map(|c| self.constant(c));
         let c = || constant.expect("the op's constant is loaded");
         let a = &mut self.asm;
         macro_rules! pick {
@@ -739,6 +753,10 @@ impl<'a> Emitter<'a> {
             SliceOp::Unary(Neg) => pick!(vpxord, vpxorq, d, xs[0], c()),
             SliceOp::Unary(Abs) => pick!(vpandd, vpandq, d, xs[0], c()),
             SliceOp::Unary(Reciprocal) => pick!(vdivps, vdivpd, d, c(), xs[0]),
+            SliceOp::Unary(Rsqrt) => {
+                pick!(vsqrtps, vsqrtpd, d, xs[0]);
+                pick!(vdivps, vdivpd, d, c(), d);
+            }
             _ => unreachable!("checked in Shape::of"),
         }
         if matches!(op, SliceOp::Binary(Max | Min)) {

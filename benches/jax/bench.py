@@ -53,9 +53,13 @@ def w1():
     fast_f = jax.jit(slow_f)
     b = jnp.arange(5000, dtype=jnp.float32) * 1e-4 - 0.25
     bias_relu = jax.jit(lambda x, b: jnp.maximum(x + b, 0.0))
+    gelu = jax.jit(lambda x: jax.nn.gelu(x, approximate=True))
+    softmax = jax.jit(lambda x: jax.nn.softmax(x, axis=-1))
     return {"jax_w1_op_by_op": lambda: slow_f(x).block_until_ready(),
             "jax_w1_jit": lambda: fast_f(x).block_until_ready(),
-            "jax_w1_bias_relu": lambda: bias_relu(x, b).block_until_ready()}
+            "jax_w1_bias_relu": lambda: bias_relu(x, b).block_until_ready(),
+            "jax_w1_gelu": lambda: gelu(x).block_until_ready(),
+            "jax_w1_softmax": lambda: softmax(x).block_until_ready()}
 
 
 def w2():

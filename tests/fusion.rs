@@ -239,8 +239,8 @@ fn transcendental_groups_compiled_to_machine_code_give_the_unfused_bits() {
         let mixed = &t * &jnp::exp(&-y) + jnp::log(&jnp::abs(x)) * jnp::sigmoid(&(&e - y));
         vec![e, l, t, s, r, mixed]
     });
-    // (Functions of `x` alone are groups of one: no group merges siblings.)
-    assert_eq!(plan.fused_groups(), vec![1, 1, 1, 11]);
+    // (Functions of `x` alone join the group that reads `x` too.)
+    assert_eq!(plan.fused_groups(), vec![14]);
     assert!(plan.compiled_groups().iter().all(|&c| c == compiles_loops()));
     for (o, (f, u)) in fused.iter().zip(&unfused).enumerate() {
         let (f, u) = (f.to_vec::<f32>().unwrap(), u.to_vec::<f32>().unwrap());
@@ -254,6 +254,26 @@ fn transcendental_groups_compiled_to_machine_code_give_the_unfused_bits() {
         assert_eq!(plan.compiled_groups(), vec![compiled && compiles_loops()]);
         agree(&fused[0], &unfused[0], 0.0).unwrap();
     }
+}
+
+#[test]
+fn ops_reading_the_same_input_share_an_open_group_and_a_closed_group_takes_none() {
+    let x = random(&[300, 200], 80);
+    let y = random(&[300, 200], 81);
+    // `exp(x)` and `log(x)` read `x` in one pass; `y * 2.0` shares no input with them.
+    let (fused, unfused, plan) =
+        both(&[x.clone(), y], |a| vec![jnp::exp(&a[0]), jnp::log(&a[0]), &a[1] * 2.0]);
+    assert_eq!(plan.fused_groups(), vec![2]);
+    assert_eq!(result_bits(&fused), result_bits(&unfused));
+    // A reduction closes `x * 2`'s group; `x + 1` reads `x` after that and starts its own.
+    let (fused, unfused, plan) = both(&[x], |a| {
+        let doubled = &a[0] * 2.0;
+        let total = jnp::sum(&doubled);
+        vec![total, &a[0] + 1.0, doubled]
+    });
+    assert_eq!(plan.fused_groups(), vec![2]);
+    agree(&fused[0], &unfused[0], 1e-6).unwrap();
+    assert_eq!(result_bits(&fused[1..]), result_bits(&unfused[1..]));
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //!
 //! The pass walks the equations in order, keeping *open* groups that may still grow. An
 //! elementwise equation joins (and merges) the open groups of its operands with its shape, or
+//! else an open group with its shape that reads one of its operands too (a sibling), or
 //! starts a new one; any other reader of a group's value closes that group, so a group never
 //! grows past an equation that depends on it. A closed group runs where its last member
 //! stood, after everything its members read.
@@ -349,6 +350,12 @@ impl<'p> Partition<'p> {
             }
         }
         let Some(&target) = targets.first() else {
+            // (A broadcast starts a group of its own: if nothing in its group reads it, it runs
+            // on its own, a copy no loop would do faster.)
+            if let Some(sibling) = self.open_sibling(i, &shape).filter(|_| !is_broadcast) {
+                self.groups[sibling].members.push(i);
+                return Some(sibling);
+            }
             let transposes = Vec::new();
             let (reduction, state) = (None, State::Open);
             self.groups.push(Building { shape, members: vec![i], reduction, transposes, state });
@@ -365,6 +372,33 @@ impl<'p> Partition<'p> {
         members.sort_unstable();
         members.push(i);
         Some(target)
+    }
+
+    /// The latest open group of iteration shape `shape` with a member that reads one of the
+    /// variables equation `i` reads, if any. Joining it, `i` reads that input in the same pass:
+    /// `exp(x)` and `tanh(x)` over 5000 x 5000 took 16.0-16.5 ms as one group against 21.3-22.4
+    /// as two. That is always valid: no equation outside an open group has read its values yet,
+    /// so it may run at `i`, after all its members' operands.
+    fn open_sibling(&self, i: usize, shape: &[usize]) -> Option<usize> {
+        let vars: Vec<Var> = self.program.equations[i]
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                Atom::Var(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        let reads = |m: usize| {
+            let inputs = &self.program.equations[m].inputs;
+            inputs.iter().any(|a| matches!(a, Atom::Var(v) if vars.contains(v)))
+        };
+        (0..self.groups.len()).rev().find(|&g| {
+            let group = &self.groups[g];
+            self.alias[g] == g
+                && group.state == State::Open
+                && group.shape == shape
+                && group.members.iter().any(|&m| reads(m))
+        })
     }
 
     /// Ends the open group of transpose `i`'s operand with the transpose, when it swaps two

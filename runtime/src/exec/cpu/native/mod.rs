@@ -26,10 +26,11 @@
 //!
 //! Each op maps to the instruction that computes the same IEEE operation as its scalar
 //! function (`vaddps` for `+`, `vsqrtps` for `sqrt`, `max`/`min` with the scalar functions'
-//! NaN rule), so a compiled loop's outputs have the slice path's bits. Groups with other ops,
-//! other broadcasts (along rows, or repeating more often), transposed outputs, reductions over
-//! leading axes or short rows (or of all elements, with broadcast inputs), or more live values
-//! than registers are not compiled and run as before.
+//! NaN rule), or, for the f32 `exp`, `log`, `tanh` and `logistic`, to the scalar function's
+//! operations one by one ([`math`]), so a compiled loop's outputs have the slice path's bits.
+//! Groups with other ops, other broadcasts (along rows, or repeating more often), transposed
+//! outputs, reductions over leading axes or short rows (or of all elements, with broadcast
+//! inputs), or more live values than registers are not compiled and run as before.
 //!
 //! Setting the environment variable `RJAX_NATIVE_LOOPS=0` turns compiled loops off (to compare
 //! the two paths).

@@ -56,7 +56,6 @@ impl Emitter<'_> {
 
     /// [`exp_f32`](super::super::xla_math::exp_f32).
     fn exp(&mut self, d: AsmRegisterZmm, x: AsmRegisterZmm) -> Result<(), Stop> {
-        const P: [f32; 6] = EXP_POLYNOMIAL;
         let scratch = self.scratch::<4>()?;
         let [n, r, p, t] = scratch.map(|i| ZMM[i]);
         self.clamp(d, x, EXP_LOWEST, EXP_HIGHEST, t)?;
@@ -73,13 +72,7 @@ impl Emitter<'_> {
         self.asm.vfnmadd231ps(r, n, c)?;
         let c = self.pooled_bcst(LN2_LOW);
         self.asm.vfnmadd231ps(r, n, c)?;
-        // p = the polynomial in r (Horner, highest degree first).
-        let c = self.pooled(P[0]);
-        self.asm.vbroadcastss(p, c)?;
-        for &k in &P[1..] {
-            let c = self.pooled_bcst(k);
-            self.asm.vfmadd213ps(p, r, c)?;
-        }
+        self.horner(p, r, &EXP_POLYNOMIAL)?;
         // e_r = 1 + fma(p, r * r, r).
         self.asm.vmulps(t, r, r)?;
         self.asm.vfmadd213ps(p, t, r)?;
@@ -174,15 +167,8 @@ impl Emitter<'_> {
         let [c, x2, p, q] = scratch.map(|i| ZMM[i]);
         self.clamp(c, x, -TANH_CLAMP, TANH_CLAMP, p)?;
         self.asm.vmulps(x2, c, c)?;
-        // p and q: polynomials in x^2, each step fma(x^2, acc, k).
-        for (acc, coefficients) in [(p, &TANH_NUMERATOR[..]), (q, &TANH_DENOMINATOR[..])] {
-            let k = self.pooled(coefficients[0]);
-            self.asm.vbroadcastss(acc, k)?;
-            for &k in &coefficients[1..] {
-                let k = self.pooled_bcst(k);
-                self.asm.vfmadd213ps(acc, x2, k)?;
-            }
-        }
+        self.horner(p, x2, &TANH_NUMERATOR)?;
+        self.horner(q, x2, &TANH_DENOMINATOR)?;
         self.asm.vmulps(d, c, p)?;
         self.asm.vdivps(d, d, q)?;
         // +-1 (x's sign) from |x| = TANH_SATURATED on, then x itself below TANH_TINY.
@@ -216,6 +202,23 @@ impl Emitter<'_> {
         self.asm.vdivps(d, one, d)?;
         self.flush_to_zero(d)?;
         self.free.extend(scratch);
+        Ok(())
+    }
+
+    /// `p = ` the polynomial in `x` with `coefficients` from the highest degree down, by
+    /// Horner's rule: `p = c[0]`, then `p = fma(x, p, c[k])` for each further coefficient.
+    fn horner(
+        &mut self,
+        p: AsmRegisterZmm,
+        x: AsmRegisterZmm,
+        coefficients: &[f32],
+    ) -> Result<(), Stop> {
+        let c = self.pooled(coefficients[0]);
+        self.asm.vbroadcastss(p, c)?;
+        for &k in &coefficients[1..] {
+            let c = self.pooled_bcst(k);
+            self.asm.vfmadd213ps(p, x, c)?;
+        }
         Ok(())
     }
 

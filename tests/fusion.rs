@@ -265,6 +265,13 @@ fn ops_reading_the_same_input_share_an_open_group_and_a_closed_group_takes_none(
         both(&[x.clone(), y], |a| vec![jnp::exp(&a[0]), jnp::log(&a[0]), &a[1] * 2.0]);
     assert_eq!(plan.fused_groups(), vec![2]);
     assert_eq!(result_bits(&fused), result_bits(&unfused));
+    // A comparison (bool, with no slice form) joins no float group, nor a float op a group
+    // holding one: `x * 3.0` joins `exp(x)`, `x > 0` runs on its own.
+    let (fused, unfused, plan) = both(std::slice::from_ref(&x), |a| {
+        vec![jnp::exp(&a[0]), jnp::greater(&a[0], 0.0), &a[0] * 3.0]
+    });
+    assert_eq!(plan.fused_groups(), vec![2]);
+    assert_eq!(result_bits(&fused), result_bits(&unfused));
     // A reduction closes `x * 2`'s group; `x + 1` reads `x` after that and starts its own.
     let (fused, unfused, plan) = both(&[x], |a| {
         let doubled = &a[0] * 2.0;

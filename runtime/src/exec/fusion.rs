@@ -378,9 +378,21 @@ impl<'p> Partition<'p> {
     /// variables equation `i` reads, if any. Joining it, `i` reads that input in the same pass:
     /// `exp(x)` and `tanh(x)` over 5000 x 5000 took 16.0-16.5 ms as one group against 21.3-22.4
     /// as two. That is always valid: no equation outside an open group has read its values yet,
-    /// so it may run at `i`, after all its members' operands.
+    /// so it may run at `i`, after all its members' operands. Only an op with a slice form
+    /// joins, into a group whose ops all give its dtype: a group of mixed dtypes, or with an
+    /// op that has none, runs on the slower generic path and never compiles.
     fn open_sibling(&self, i: usize, shape: &[usize]) -> Option<usize> {
-        let vars: Vec<Var> = self.program.equations[i]
+        let program = self.program;
+        let eqn = &program.equations[i];
+        let dtype = program.aval(eqn.outputs[0]).dtype;
+        let alike = |m: usize| {
+            let member = &program.equations[m];
+            member.prim.fusion() != Fusion::Elementwise
+                || (member.prim.slice_op().is_some()
+                    && program.aval(member.outputs[0]).dtype == dtype)
+        };
+        eqn.prim.slice_op()?;
+        let vars: Vec<Var> = eqn
             .inputs
             .iter()
             .filter_map(|a| match a {
@@ -389,7 +401,7 @@ impl<'p> Partition<'p> {
             })
             .collect();
         let reads = |m: usize| {
-            let inputs = &self.program.equations[m].inputs;
+            let inputs = &program.equations[m].inputs;
             inputs.iter().any(|a| matches!(a, Atom::Var(v) if vars.contains(v)))
         };
         (0..self.groups.len()).rev().find(|&g| {
@@ -398,6 +410,7 @@ impl<'p> Partition<'p> {
                 && group.state == State::Open
                 && group.shape == shape
                 && group.members.iter().any(|&m| reads(m))
+                && group.members.iter().all(|&m| alike(m))
         })
     }
 

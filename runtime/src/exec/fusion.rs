@@ -505,11 +505,9 @@ fn reduce_layout(shape: &[usize], axes: &[usize]) -> Option<ReduceLayout> {
     }
 }
 
-/// Float outputs of at least this many bytes make an op on its own a group of one.
-const ALONE_MIN_BYTES: usize = 4 << 20;
-
 /// Whether the one elementwise op of `group` runs as a group of one rather than on its own:
-/// when it writes a large float array, whose group loop (compiled where the CPU allows)
+/// when it writes a float array large enough for a group to stream
+/// ([`STREAM_MIN_BYTES`](crate::exec::cpu::fused_float::STREAM_MIN_BYTES)), whose group loop (compiled where the CPU allows)
 /// streams the output and reads a broadcast operand in place. A softmax's division of each
 /// row by its sum (5000 x 5000 `f32`) took 6.6 ms as an op on its own, 4.5 as a group.
 fn runs_better_as_a_group(program: &Program, group: &Building) -> bool {
@@ -520,7 +518,7 @@ fn runs_better_as_a_group(program: &Program, group: &Building) -> bool {
         DType::F64 => 8,
         _ => return false,
     };
-    aval.shape.iter().product::<usize>() * bytes >= ALONE_MIN_BYTES
+    aval.shape.iter().product::<usize>() * bytes >= crate::exec::cpu::fused_float::STREAM_MIN_BYTES
 }
 
 /// Turns the groups into steps in a valid order: each group where its last equation stood.

@@ -888,7 +888,7 @@ fn strided_offset(shape: &[usize], strides: &[usize], mut flat: usize) -> usize 
 /// non-temporal stores (smaller ones are likely in cache, and read again soon). Their inputs
 /// are left to the hardware prefetchers: asking for them four sub-tiles ahead in software
 /// made W1 10% slower, and groups of two and three inputs no faster.
-const STREAM_MIN_BYTES: usize = 4 << 20;
+pub(crate) const STREAM_MIN_BYTES: usize = 4 << 20;
 
 /// Whether `group` writes its outputs with non-temporal stores (see [`STREAM_MIN_BYTES`]).
 fn streams<T>(group: &FusedGroup) -> bool {

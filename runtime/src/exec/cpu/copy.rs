@@ -388,6 +388,41 @@ pub(crate) unsafe fn write_transposed<T: Element>(
     }
 }
 
+/// A block of a matrix read by columns: element `(i, j)` of the block, for `i < rows` and
+/// `j < cols`, is `src[base + i + j * col_step]` (so each of its columns lies contiguous).
+pub(crate) struct Block {
+    pub base: usize,
+    pub rows: usize,
+    pub cols: usize,
+    pub col_step: usize,
+}
+
+impl Block {
+    /// Writes the block row-major into `out`, its rows `out_row` elements apart, through the
+    /// square register tiles of a transpose.
+    ///
+    /// # Panics
+    /// Panics if the block reaches past `src` or its rows past `out`.
+    pub(crate) fn transpose_into<T: Element>(&self, src: &[T], out: &mut [T], out_row: usize) {
+        if self.rows == 0 || self.cols == 0 {
+            return;
+        }
+        assert!(self.cols <= out_row, "a row of the block fits a row of `out`");
+        assert!(self.base + self.rows - 1 + (self.cols - 1) * self.col_step < src.len());
+        assert!((self.rows - 1) * out_row + self.cols <= out.len());
+        let tile = Tile {
+            rows: 0..self.rows,
+            cols: 0..self.cols,
+            base: self.base as isize,
+            col_step: self.col_step as isize,
+            row_len: out_row,
+        };
+        // SAFETY: the tile writes elements `i * out_row + j` for `i < rows`, `j < cols`, all
+        // inside `out` (asserted), which is borrowed mutably; it reads inside `src` (asserted).
+        unsafe { tile.copy_to(src, out.as_mut_ptr()) };
+    }
+}
+
 /// Whether transposes of `T` move their blocks through AVX registers.
 fn avx_moves<T>() -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -216,7 +216,8 @@ pub enum Layout {
 /// `lhs @ rhs` (`m x k` times `k x n`, one product) with each operand in the given layout, so
 /// the caller never materializes a transpose: a transposed left operand is read where it is,
 /// and a transposed right one too unless the product has 32 rows or more, where a row-major
-/// copy into a pooled buffer is faster. Returns `None` for element types
+/// copy into a pooled buffer is faster (on Zen 4, the packed kernel copies it into its
+/// panels instead, see `packed_matmul`). Returns `None` for element types
 /// without a strided kernel (integers, `bool`, `bf16`) and for vector shapes (`m`, `n` or `k`
 /// of 1, which have their own kernels in [`batched_matmul`]).
 ///
@@ -254,20 +255,7 @@ fn strided_product<T: GemmFloat + crate::dtype::Element>(
     d: Dims,
 ) -> Vec<T> {
     let Dims { m, k, n } = d;
-    // A product split by columns copies each thread's block of a transposed right operand
-    // itself (see `split_product`).
-    let split_by_columns = split_of(d, threads_for(d)) == Some(Split::Columns);
-    if layout[1] == Layout::Transposed
-        && m >= TRANSPOSE_RHS_MIN_ROWS
-        && k > 1
-        && n > 1
-        && !split_by_columns
-    {
-        let rhs = super::copy::transpose(rhs, &[n, k], &[1, 0]);
-        let out = strided_product(lhs, &rhs, [layout[0], Layout::RowMajor], d);
-        drop(T::wrap(rhs));
-        return out;
-    }
+    let threads = threads_for(d);
     let mut out = super::pool::take_for_overwrite(m * n, T::ZERO);
     let (lhs_row, lhs_col) = match layout[0] {
         Layout::RowMajor => (k, 1),
@@ -278,9 +266,24 @@ fn strided_product<T: GemmFloat + crate::dtype::Element>(
         Layout::Transposed => (1, k),
     };
     let lhs = MatRef { data: lhs, row_stride: lhs_row, col_stride: lhs_col };
-    let rhs = MatRef { data: rhs, row_stride: rhs_row, col_stride: rhs_col };
-    let dst = MatMut { data: &mut out, row_stride: n, col_stride: 1 };
-    gemm_strided(dst, lhs, rhs, d, parallelism(threads_for(d)));
+    let rhs_in_place = MatRef { data: rhs, row_stride: rhs_row, col_stride: rhs_col };
+    let mut dst = MatMut { data: &mut out, row_stride: n, col_stride: 1 };
+    // A kernel of the type's own that takes the operands where they lie goes first; else a
+    // product split by columns copies each thread's block of a transposed right operand
+    // itself (see `split_product`), and an unsplit one copies all of it here.
+    let copy_rhs = layout[1] == Layout::Transposed
+        && m >= TRANSPOSE_RHS_MIN_ROWS
+        && split_of(d, threads) != Some(Split::Columns);
+    if !copy_rhs {
+        gemm_strided(dst, lhs, rhs_in_place, d, parallelism(threads));
+        return out;
+    }
+    if T::own_product(&mut dst, lhs, rhs_in_place, d, threads) {
+        return out;
+    }
+    let copied = RowMajorCopy(super::copy::transpose(rhs, &[n, k], &[1, 0]));
+    let rhs = MatRef { data: &copied.0, row_stride: n, col_stride: 1 };
+    gemm_strided(dst, lhs, rhs, d, parallelism(threads));
     out
 }
 

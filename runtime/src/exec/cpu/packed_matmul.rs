@@ -30,8 +30,6 @@
 
 use std::arch::x86_64::*;
 
-use rayon::prelude::*;
-
 use super::matmul::{Dims, MatMut, MatRef};
 
 /// Rows of a tile: each of its elements of the left operand is broadcast once per depth step.
@@ -88,7 +86,9 @@ fn product_with_avx512(
     let Dims { m, k, n } = d;
     // At least seven in eight lanes of the tiles hold a column.
     let lanes_used = 8 * n >= 7 * n.next_multiple_of(TILE_COLS);
-    let suits = rhs.col_stride == 1
+    // A transposed right operand (unit row stride) is packed through transposing tiles.
+    let rhs_layout_suits = rhs.col_stride == 1 || (rhs.row_stride == 1 && rhs.col_stride >= k);
+    let suits = rhs_layout_suits
         && dst.col_stride == 1
         && m >= 2
         && n >= MIN_COLUMNS
@@ -103,7 +103,7 @@ fn product_with_avx512(
     }
     let product = Product {
         a: Strided { ptr: lhs.data.as_ptr(), row: lhs.row_stride, col: lhs.col_stride },
-        b: Rows { ptr: rhs.data.as_ptr(), row: rhs.row_stride },
+        b: Strided { ptr: rhs.data.as_ptr(), row: rhs.row_stride, col: rhs.col_stride },
         c: Rows { ptr: dst.data.as_mut_ptr(), row: dst.row_stride },
         d,
     };
@@ -115,7 +115,7 @@ fn product_with_avx512(
     } else {
         // SAFETY: as above; the parts cover disjoint blocks of `dst`, so no two threads write
         // the same element, and `lhs` and `rhs` are only read.
-        parts.into_par_iter().for_each(|part| unsafe { product.run(part) });
+        super::parts::for_each(parts.len(), |i| unsafe { product.run(parts[i]) });
     }
     true
 }
@@ -155,7 +155,8 @@ struct Rows<P> {
 #[derive(Clone, Copy)]
 struct Product {
     a: Strided,
-    b: Rows<*const f32>,
+    /// Row-major (unit column stride) or transposed (unit row stride).
+    b: Strided,
     c: Rows<*mut f32>,
     d: Dims,
 }
@@ -225,13 +226,35 @@ impl Product {
     }
 
     /// Copies `rhs[p0..p0 + depth, j0..j0 + cols]` into panels of [`TILE_COLS`] columns, each
-    /// `depth` rows of its columns in a row, the last panel padded with zeros. Rows are read
-    /// whole, in order, so that the copy streams.
+    /// `depth` rows of its columns in a row, the last panel padded with zeros.
     ///
     /// # Safety
     /// The block lies within `rhs`; `packed` holds `depth * cols.next_multiple_of(TILE_COLS)`.
     #[inline(always)]
     unsafe fn pack(&self, p0: usize, depth: usize, j0: usize, cols: usize, packed: &mut [f32]) {
+        if self.b.col == 1 {
+            // SAFETY: the caller's contract.
+            unsafe { self.pack_rows(p0, depth, j0, cols, packed) }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { self.pack_columns(p0, depth, j0, cols, packed) }
+        }
+    }
+
+    /// [`Product::pack`] for a row-major `rhs`: rows are read whole, in order, so that the
+    /// copy streams.
+    ///
+    /// # Safety
+    /// As [`Product::pack`]'s.
+    #[inline(always)]
+    unsafe fn pack_rows(
+        &self,
+        p0: usize,
+        depth: usize,
+        j0: usize,
+        cols: usize,
+        packed: &mut [f32],
+    ) {
         let full = cols / TILE_COLS;
         let tail = cols % TILE_COLS;
         for p in 0..depth {
@@ -247,6 +270,45 @@ impl Product {
                 let at = (full * depth + p) * TILE_COLS;
                 packed[at..at + tail].copy_from_slice(&row[full * TILE_COLS..]);
                 packed[at + tail..at + TILE_COLS].fill(0.0);
+            }
+        }
+    }
+
+    /// [`Product::pack`] for a transposed `rhs`, whose columns lie in memory as rows: each
+    /// panel is the transpose of `TILE_COLS` such lines, moved through square tiles of
+    /// registers ([`super::copy::transpose_block`]).
+    ///
+    /// # Safety
+    /// As [`Product::pack`]'s.
+    #[inline(always)]
+    unsafe fn pack_columns(
+        &self,
+        p0: usize,
+        depth: usize,
+        j0: usize,
+        cols: usize,
+        packed: &mut [f32],
+    ) {
+        let Dims { k, n, .. } = self.d;
+        // SAFETY: the caller checked that `rhs`, `k x n` with these strides, lies within its
+        // slice; its last element is `(k - 1, n - 1)`.
+        let rhs = unsafe {
+            std::slice::from_raw_parts(self.b.ptr, (k - 1) * self.b.row + (n - 1) * self.b.col + 1)
+        };
+        for (q, jq) in (0..cols).step_by(TILE_COLS).enumerate() {
+            let width = (cols - jq).min(TILE_COLS);
+            let panel = &mut packed[q * depth * TILE_COLS..(q + 1) * depth * TILE_COLS];
+            let block = super::copy::Block {
+                base: (j0 + jq) * self.b.col + p0 * self.b.row,
+                rows: depth,
+                cols: width,
+                col_step: self.b.col,
+            };
+            block.transpose_into(rhs, panel, TILE_COLS);
+            if width < TILE_COLS {
+                for row in panel.chunks_exact_mut(TILE_COLS) {
+                    row[width..].fill(0.0);
+                }
             }
         }
     }
@@ -405,8 +467,8 @@ mod tests {
     }
 
     /// Row tails (1 to 5 past a multiple of 6), column tails (masked panels, a block edge at
-    /// 384), a depth past one block, both layouts of the left operand and 1 to 3 threads, bit
-    /// for bit against a scalar loop.
+    /// 384), a depth past one block, both layouts of each operand and 1 to 3 threads, bit for
+    /// bit against a scalar loop.
     #[test]
     fn tiles_tails_blocks_and_threads_match_a_scalar_loop_bit_for_bit() {
         if !std::is_x86_feature_detected!("avx512f") {
@@ -416,12 +478,17 @@ mod tests {
             let d = Dims { m, k, n };
             let lhs: Vec<f32> = (0..m * k).map(value).collect();
             let rhs: Vec<f32> = (0..k * n).map(|i| value(i + 5)).collect();
-            for transposed in [false, true] {
-                let strides = if transposed { (1, m) } else { (k, 1) };
+            // The same right operand stored as its transpose: `n x k`, row-major.
+            let rhs_t: Vec<f32> = (0..n * k).map(|i| rhs[(i % k) * n + i / k]).collect();
+            for (lhs_t, rhs_t) in [(false, None), (true, None), (false, Some(&rhs_t))] {
+                let strides = if lhs_t { (1, m) } else { (k, 1) };
                 let want = reference(&lhs, strides, &rhs, d);
+                let b = match rhs_t {
+                    None => MatRef { data: &rhs, row_stride: n, col_stride: 1 },
+                    Some(t) => MatRef { data: t, row_stride: 1, col_stride: k },
+                };
                 for threads in 1..=3 {
                     let a = MatRef { data: &lhs, row_stride: strides.0, col_stride: strides.1 };
-                    let b = MatRef { data: &rhs, row_stride: n, col_stride: 1 };
                     let mut out = vec![f32::NAN; m * n];
                     let mut dst = MatMut { data: &mut out, row_stride: n, col_stride: 1 };
                     assert!(
@@ -429,7 +496,8 @@ mod tests {
                         "{m}x{k}x{n} is large enough"
                     );
                     let same = out.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits());
-                    assert!(same, "{m}x{k}x{n}, transposed lhs {transposed}, {threads} threads");
+                    let layouts = format!("transposed lhs {lhs_t}, rhs {}", rhs_t.is_some());
+                    assert!(same, "{m}x{k}x{n}, {layouts}, {threads} threads");
                 }
             }
         }
@@ -474,11 +542,7 @@ mod tests {
         let mut out = vec![7.0f32; 1 << 20];
         let declines = |out: &mut [f32], (m, k, n): (usize, usize, usize), rhs_col: usize| {
             let a = MatRef { data: &lhs, row_stride: k, col_stride: 1 };
-            let b = MatRef {
-                data: &rhs,
-                row_stride: if rhs_col == 1 { n } else { 1 },
-                col_stride: rhs_col,
-            };
+            let b = MatRef { data: &rhs, row_stride: n * rhs_col, col_stride: rhs_col };
             let mut dst = MatMut { data: out, row_stride: n, col_stride: 1 };
             !product_with_avx512(&mut dst, a, b, Dims { m, k, n }, 2)
         };
@@ -489,7 +553,7 @@ mod tests {
             declines(&mut out, (1024, 1024, 200), 1),
             "a quarter of the last tile's lanes idle"
         );
-        assert!(declines(&mut out, (512, 512, 512), 512), "strided rhs");
+        assert!(declines(&mut out, (512, 512, 512), 2), "strided rhs");
         assert!(out.iter().all(|&x| x == 7.0));
     }
 

@@ -893,3 +893,35 @@ fn agree_fused_and_unfused(
     }
     Ok(())
 }
+
+/// A layer's backward pass: `x.T @ g` for its weights and `g @ w.T` for its input read the
+/// same cotangent and not each other, so they run side by side; a product of one of them, or
+/// of twice the other's size, runs on its own. Every schedule and thread count gives the
+/// bits of the unfused plan, which runs one product at a time over all threads.
+#[test]
+fn independent_products_of_like_size_run_side_by_side_with_the_same_bits() {
+    let args = [
+        random(&[128, 512], 11), // g
+        random(&[128, 512], 12), // x
+        random(&[512, 512], 13), // w
+        random(&[512, 1024], 14),
+    ];
+    let program = |a: &[Array]| {
+        let weights = jnp::einsum("bi,bj->ij", &[&a[1], &a[0]]);
+        let input = jnp::einsum("bj,ij->bi", &[&a[0], &a[2]]);
+        let next = input.tanh().dot(&a[2]);
+        let wide = a[0].dot(&a[3]);
+        vec![weights, input, next, wide]
+    };
+    let mut reference = None;
+    for threads in [1, 2, 3] {
+        let (paired, unfused, plan) = on_threads(threads, || both(&args, program));
+        assert_eq!(plan.side_by_side().len(), 1, "{threads} threads");
+        let [a, b] = plan.side_by_side()[0];
+        let names = |e: usize| plan.program().equations[e].prim.name();
+        assert_eq!((names(a), names(b)), ("dot_general".into(), "dot_general".into()));
+        assert_eq!(result_bits(&paired), result_bits(&unfused), "{threads} threads");
+        let bits = result_bits(&paired);
+        assert_eq!(reference.get_or_insert_with(|| bits.clone()), &bits, "{threads} threads");
+    }
+}

@@ -45,6 +45,9 @@ pub enum Step {
     Single(usize),
     /// A fused group.
     Fused(Box<FusedGroup>),
+    /// Two independent equations that run at the same time, each on its share of the threads
+    /// (see [`crate::exec::schedule`]).
+    Pair([usize; 2]),
 }
 
 /// A group of equations that runs tile by tile over its iteration shape.

@@ -4,6 +4,7 @@ pub mod cpu;
 pub mod fusion;
 pub mod jit;
 pub mod plan;
+pub mod schedule;
 
 pub use jit::{trace_function, CacheInfo, JitFunction, TracedFunction};
 pub use plan::Plan;

@@ -6,8 +6,9 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::cpu::fused;
+use super::cpu::{fused, parts};
 use super::fusion::{self, Step};
+use super::schedule;
 use crate::array::Array;
 use crate::ir::{Atom, Program, Var};
 use crate::primitives::Aval;
@@ -43,18 +44,23 @@ struct Planned {
 }
 
 impl Plan {
-    /// Plans `program` for execution, fusing elementwise work.
+    /// Plans `program` for execution, fusing elementwise work and running independent
+    /// products of like size side by side.
     pub fn new(program: Program) -> Plan {
         Plan::with_fusion(program, true)
     }
 
-    /// Plans `program` to run one equation at a time (what `jit` without fusion would do).
+    /// Plans `program` to run one equation at a time, in program order (what `jit` without
+    /// fusion would do).
     pub fn unfused(program: Program) -> Plan {
         Plan::with_fusion(program, false)
     }
 
     fn with_fusion(program: Program, fuse: bool) -> Plan {
-        let steps = fusion::partition(&program, fuse);
+        let mut steps = fusion::partition(&program, fuse);
+        if fuse {
+            steps = schedule::pair_products(&program, steps);
+        }
         let mut last_use = vec![usize::MAX; program.avals.len()];
         for (i, step) in steps.iter().enumerate() {
             for atom in step_inputs(&program, step) {
@@ -78,12 +84,12 @@ impl Plan {
             .into_iter()
             .zip(release)
             .map(|(step, release)| {
+                let avals = |i: usize| {
+                    program.equations[i].outputs.iter().map(|v| program.aval(*v).clone())
+                };
                 let outputs = match &step {
-                    Step::Single(i) => program.equations[*i]
-                        .outputs
-                        .iter()
-                        .map(|v| program.aval(*v).clone())
-                        .collect(),
+                    Step::Single(i) => avals(*i).collect(),
+                    Step::Pair(pair) => pair.iter().flat_map(|&i| avals(i)).collect(),
                     Step::Fused(_) => Vec::new(),
                 };
                 let move_in = match &step {
@@ -95,7 +101,7 @@ impl Plan {
                             Atom::Const(_) => false,
                         })
                         .collect(),
-                    Step::Single(_) => Vec::new(),
+                    Step::Single(_) | Step::Pair(_) => Vec::new(),
                 };
                 Planned { step, outputs, release, move_in }
             })
@@ -118,7 +124,18 @@ impl Plan {
             .iter()
             .filter_map(|s| match &s.step {
                 Step::Fused(g) => Some(g.equations),
-                Step::Single(_) => None,
+                Step::Single(_) | Step::Pair(_) => None,
+            })
+            .collect()
+    }
+
+    /// The pairs of equations (indices into the program) that run side by side.
+    pub fn side_by_side(&self) -> Vec<[usize; 2]> {
+        self.steps
+            .iter()
+            .filter_map(|s| match s.step {
+                Step::Pair(pair) => Some(pair),
+                _ => None,
             })
             .collect()
     }
@@ -130,7 +147,7 @@ impl Plan {
             .iter()
             .filter_map(|s| match &s.step {
                 Step::Fused(g) => Some(g.native.compiled()),
-                Step::Single(_) => None,
+                Step::Single(_) | Step::Pair(_) => None,
             })
             .collect()
     }
@@ -201,6 +218,7 @@ impl Plan {
         for planned in &self.steps {
             match &planned.step {
                 Step::Single(i) => run_single(p, *i, planned, &mut env),
+                Step::Pair(pair) => run_pair(p, *pair, planned, &mut env),
                 Step::Fused(group) => {
                     group_inputs.extend(group.inputs.iter().zip(&planned.move_in).map(
                         |((atom, _), &moved)| match atom {
@@ -256,22 +274,38 @@ fn read(env: &[Option<Array>], atom: &Atom) -> Array {
 
 /// Runs equation `i` of `p` on its own and binds its outputs.
 fn run_single(p: &Program, i: usize, planned: &Planned, env: &mut [Option<Array>]) {
-    let eqn = &p.equations[i];
-    let results = {
-        let inputs: Vec<&Array> = eqn
-            .inputs
-            .iter()
-            .map(|atom| match atom {
-                Atom::Var(v) => env[v.index()].as_ref().expect("defined before use"),
-                Atom::Const(c) => c,
-            })
-            .collect();
-        eqn.prim.eval(&inputs, &planned.outputs)
-    };
+    let results = eval(p, i, &planned.outputs, env);
     release(env, &planned.release);
-    for (var, value) in eqn.outputs.iter().zip(results) {
+    for (var, value) in p.equations[i].outputs.iter().zip(results) {
         env[var.index()] = Some(value);
     }
+}
+
+/// Runs two independent equations of `p` side by side and binds their outputs.
+fn run_pair(p: &Program, [a, b]: [usize; 2], planned: &Planned, env: &mut [Option<Array>]) {
+    let (outputs_a, outputs_b) = planned.outputs.split_at(p.equations[a].outputs.len());
+    let shared: &[Option<Array>] = env;
+    let (results_a, results_b) =
+        parts::side_by_side(|| eval(p, a, outputs_a, shared), || eval(p, b, outputs_b, shared));
+    release(env, &planned.release);
+    let vars = p.equations[a].outputs.iter().chain(&p.equations[b].outputs);
+    for (var, value) in vars.zip(results_a.into_iter().chain(results_b)) {
+        env[var.index()] = Some(value);
+    }
+}
+
+/// Equation `i` of `p` on the values bound in `env`, giving `outputs`.
+fn eval(p: &Program, i: usize, outputs: &[Aval], env: &[Option<Array>]) -> Vec<Array> {
+    let eqn = &p.equations[i];
+    let inputs: Vec<&Array> = eqn
+        .inputs
+        .iter()
+        .map(|atom| match atom {
+            Atom::Var(v) => env[v.index()].as_ref().expect("defined before use"),
+            Atom::Const(c) => c,
+        })
+        .collect();
+    eqn.prim.eval(&inputs, outputs)
 }
 
 /// Binds a fused group's outputs, its reduction's result and the reshaped views of them that
@@ -311,6 +345,7 @@ fn step_inputs<'a>(
 ) -> Box<dyn Iterator<Item = &'a Atom> + 'a> {
     match step {
         Step::Single(i) => Box::new(program.equations[*i].inputs.iter()),
+        Step::Pair(pair) => Box::new(pair.iter().flat_map(|&i| program.equations[i].inputs.iter())),
         Step::Fused(group) => Box::new(group.inputs.iter().map(|(a, _)| a)),
     }
 }

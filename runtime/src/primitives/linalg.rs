@@ -190,6 +190,13 @@ impl Primitive for DotGeneral {
         "dot_general".to_string()
     }
 
+    /// One per output element and contracted index.
+    fn multiply_adds(&self, inputs: &[Aval]) -> Option<usize> {
+        let out = self.abstract_eval(inputs).ok()?.pop()?;
+        let contracted: usize = self.lhs_contract.iter().map(|&a| inputs[0].shape[a]).product();
+        Some(out.shape.iter().product::<usize>().saturating_mul(contracted))
+    }
+
     fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
         expect_arity(inputs, 2)?;
         let (lhs, rhs) = (&inputs[0], &inputs[1]);

@@ -163,6 +163,12 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Opaque
     }
+    /// For a product whose kernel splits its work over threads (`dot_general`), its
+    /// multiply-adds for these operand avals: a plan runs two independent products of about
+    /// the same size side by side, each on its share of the threads. `None` for the rest.
+    fn multiply_adds(&self, _inputs: &[Aval]) -> Option<usize> {
+        None
+    }
     /// For an elementwise float primitive, the operation as a loop over slices (the fused
     /// fast path writes it straight into its destination); `None` if it has none.
     fn slice_op(&self) -> Option<SliceOp> {

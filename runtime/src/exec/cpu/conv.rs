@@ -222,7 +222,7 @@ fn canonical_conv<T: GemmFloat + Element>(lhs: &[T], rhs: &[T], g: &ConvGeometry
     let item_len = g.group_out() * g.positions();
     let items = out_len / item_len;
     let macs = plan.macs();
-    let threads = rayon::current_num_threads();
+    let threads = super::parts::threads();
     if threads > 1 && items >= threads && macs.saturating_mul(items) >= PARALLEL_MIN_MACS {
         out.par_chunks_mut(item_len)
             .enumerate()

@@ -313,7 +313,7 @@ impl Dims {
 /// Threads to give one product of `dims`.
 fn threads_for(dims: Dims) -> usize {
     if dims.macs() >= PARALLEL_MIN_MACS {
-        rayon::current_num_threads()
+        super::parts::threads()
     } else {
         1
     }
@@ -391,7 +391,7 @@ where
         return out;
     }
 
-    let threads = rayon::current_num_threads();
+    let threads = super::parts::threads();
     let big_products = dims.macs() >= PARALLEL_MIN_MACS;
     let big_batch = dims.macs().saturating_mul(batch) >= PARALLEL_MIN_MACS;
     let balanced =
@@ -595,7 +595,7 @@ pub(crate) fn gemm_strided<T: GemmFloat>(
     assert!(rhs.data.len() >= extent(k, n, rhs.row_stride, rhs.col_stride));
     let threads = match parallelism {
         gemm::Parallelism::None => 1,
-        gemm::Parallelism::Rayon(0) => rayon::current_num_threads(),
+        gemm::Parallelism::Rayon(0) => super::parts::threads(),
         gemm::Parallelism::Rayon(threads) => threads,
     };
     if T::own_product(&mut dst, lhs, rhs, d, threads) {

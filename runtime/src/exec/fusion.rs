@@ -193,6 +193,17 @@ pub enum ReduceLayout {
 }
 
 impl FusedGroup {
+    /// The variables the group's results define, in the order it returns them: its outputs,
+    /// then its reduction's result.
+    pub fn result_vars(&self) -> impl Iterator<Item = Var> + '_ {
+        self.outputs.iter().map(|o| o.var).chain(self.reduction.as_ref().map(|r| r.out))
+    }
+
+    /// Every variable the group defines: its results and their reshaped aliases.
+    pub fn defined_vars(&self) -> impl Iterator<Item = Var> + '_ {
+        self.result_vars().chain(self.aliases.iter().map(|(v, _, _)| *v))
+    }
+
     /// The number of elements of the iteration shape.
     pub fn len(&self) -> usize {
         self.shape.iter().product()

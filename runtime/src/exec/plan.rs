@@ -315,9 +315,7 @@ fn bind_group_results(
     results: impl Iterator<Item = Array>,
     env: &mut [Option<Array>],
 ) {
-    let defined = group.outputs.iter().map(|o| o.var);
-    let defined = defined.chain(group.reduction.as_ref().map(|r| r.out));
-    for (var, value) in defined.zip(results) {
+    for (var, value) in group.result_vars().zip(results) {
         env[var.index()] = Some(value);
     }
     for (var, o, aval) in &group.aliases {

@@ -99,13 +99,6 @@ fn step_outputs<'a>(program: &'a Program, step: &'a Step) -> Box<dyn Iterator<It
         Step::Pair(es) => {
             Box::new(es.iter().flat_map(|e| program.equations[*e].outputs.iter().copied()))
         }
-        Step::Fused(group) => Box::new(
-            group
-                .outputs
-                .iter()
-                .map(|o| o.var)
-                .chain(group.reduction.as_ref().map(|r| r.out))
-                .chain(group.aliases.iter().map(|(v, _, _)| *v)),
-        ),
+        Step::Fused(group) => Box::new(group.defined_vars()),
     }
 }

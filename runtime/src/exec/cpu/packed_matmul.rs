@@ -276,7 +276,7 @@ impl Product {
 
     /// [`Product::pack`] for a transposed `rhs`, whose columns lie in memory as rows: each
     /// panel is the transpose of `TILE_COLS` such lines, moved through square tiles of
-    /// registers ([`super::copy::transpose_block`]).
+    /// registers ([`super::copy::Block::transpose_into`]).
     ///
     /// # Safety
     /// As [`Product::pack`]'s.

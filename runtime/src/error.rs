@@ -22,6 +22,9 @@ pub enum Error {
     /// A checkpoint could not be saved or loaded: the file, the leaf (its path in the tree)
     /// when one is to blame, and what is wrong.
     Checkpoint { path: String, leaf: Option<String>, problem: String },
+    /// The system had no memory for a buffer of `bytes` bytes that `op` needed (JAX's
+    /// `RESOURCE_EXHAUSTED`). Nothing was changed; the process goes on.
+    OutOfMemory { op: String, bytes: usize },
 }
 
 impl fmt::Display for Error {
@@ -48,6 +51,11 @@ impl fmt::Display for Error {
             Error::Checkpoint { path, leaf: None, problem } => {
                 write!(f, "checkpoint {path}: {problem}")
             }
+            Error::OutOfMemory { op, bytes } => write!(
+                f,
+                "{op}: out of memory: could not allocate {bytes} bytes ({:.2} GiB)",
+                *bytes as f64 / (1u64 << 30) as f64
+            ),
         }
     }
 }

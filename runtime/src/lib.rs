@@ -25,6 +25,7 @@ pub use array::Array;
 pub use device::Device;
 pub use dtype::{promote, DType, Element};
 pub use error::Error;
+pub use exec::cpu::alloc::try_run;
 pub use exec::{CacheInfo, TracedFunction};
 pub use jnp::{NewAxis, SliceElem};
 pub use shape::Axes;

@@ -1,6 +1,18 @@
-//! Shape arithmetic shared by every op: broadcasting, strides, axis normalization.
+//! Shape arithmetic shared by every op: broadcasting, strides, axis normalization, and the
+//! one check that keeps every element count, stride and byte size in range.
+//!
+//! # The shape invariant
+//! A shape is *valid* for a dtype when the product of its extents, counting an extent of 0 as
+//! 1, times the element size, is at most `isize::MAX` bytes (Rust's limit on one allocation).
+//! Counting 0 as 1 makes every partial product (the strides, the rows of a reduction, a
+//! window's size) fit in a `usize` too, even for an empty array such as `(0, 2^62)`. Every
+//! array rjax makes has a valid shape: creation functions, `from_shape_vec`, and every
+//! primitive's result shape ([`crate::primitives::bind`]) are checked with [`check`] or
+//! [`validate`], so kernels may compute sizes and offsets with plain arithmetic.
 
 use std::fmt;
+
+use crate::dtype::DType;
 
 /// Formats a shape as NumPy does: `(2, 3)`, `(5,)`, `()`.
 pub struct ShapeDisplay<'a>(pub &'a [usize]);
@@ -24,9 +36,55 @@ impl fmt::Display for ShapeDisplay<'_> {
     }
 }
 
-/// Number of elements of a shape.
+/// Number of elements of a shape (valid shapes only: see [the invariant](self)).
 pub fn size(shape: &[usize]) -> usize {
     shape.iter().product()
+}
+
+/// The most bytes one array may hold.
+pub const MAX_BYTES: usize = isize::MAX as usize;
+
+/// The element count of `shape`, if the shape is valid for elements of `element_bytes` bytes
+/// (see [the invariant](self)); `None` when it is not.
+pub fn checked_size(shape: &[usize], element_bytes: usize) -> Option<usize> {
+    let mut bound = element_bytes.max(1);
+    let mut count: usize = 1;
+    for &d in shape {
+        bound = bound.checked_mul(d.max(1)).filter(|&b| b <= MAX_BYTES)?;
+        count *= d;
+    }
+    Some(count)
+}
+
+/// The element count of `shape` for `dtype`, or a message saying why no array can have it
+/// (without the operation's name: callers prefix it).
+pub fn validate(shape: &[usize], dtype: DType) -> Result<usize, String> {
+    checked_size(shape, dtype.size_of()).ok_or_else(|| too_large(shape, dtype))
+}
+
+/// The element count of `shape` for `dtype`, panicking with `op`'s name when no array can
+/// have the shape (its bytes would exceed `isize::MAX`).
+#[track_caller]
+pub fn check(op: &str, shape: &[usize], dtype: DType) -> usize {
+    match validate(shape, dtype) {
+        Ok(n) => n,
+        Err(msg) => panic!("{op}: {msg}"),
+    }
+}
+
+/// Why `shape` is not valid for `dtype`.
+pub fn too_large(shape: &[usize], dtype: DType) -> String {
+    format!(
+        "an array of shape {} and dtype {dtype} would hold more than isize::MAX bytes \
+         (the product of its extents overflows), so no such array can exist",
+        ShapeDisplay(shape)
+    )
+}
+
+/// The product of `dims` if it fits in a `usize` (for extents that do not form an array's
+/// shape yet, such as a reshape's known extents).
+pub fn checked_product(dims: impl IntoIterator<Item = usize>) -> Option<usize> {
+    dims.into_iter().try_fold(1usize, |acc, d| acc.checked_mul(d))
 }
 
 /// Row-major strides (in elements) of a contiguous array of `shape`.
@@ -143,6 +201,22 @@ mod tests {
         assert_eq!(broadcast_shapes(&[], &[2]), Some(vec![2]));
         assert_eq!(broadcast_shapes(&[3], &[4]), None);
         assert_eq!(broadcast_strides(&[3, 1], &[2, 3, 4]), vec![0, 1, 0]);
+    }
+
+    #[test]
+    fn shapes_whose_bytes_overflow_are_invalid_even_when_empty() {
+        assert_eq!(checked_size(&[2, 3], 4), Some(6));
+        assert_eq!(checked_size(&[], 8), Some(1));
+        assert_eq!(checked_size(&[0, 5], 4), Some(0));
+        // 2^62 + 1 rows of 4: the element count wraps to 4 in a plain product.
+        assert_eq!(checked_size(&[(1 << 62) + 1, 4], 4), None);
+        assert_eq!(checked_size(&[1 << 32, 1 << 32], 1), None);
+        // Empty, but its rows would not fit: a stride would overflow.
+        assert_eq!(checked_size(&[0, 1 << 62, 1 << 62], 4), None);
+        // The bound is in bytes: 2^61 f32 elements are 2^63 bytes.
+        assert_eq!(checked_size(&[1 << 61], 1), Some(1 << 61));
+        assert_eq!(checked_size(&[1 << 61], 4), None);
+        assert!(validate(&[1 << 40, 1 << 40], DType::F32).unwrap_err().contains("(1099511627776, 1099511627776)"));
     }
 
     #[test]

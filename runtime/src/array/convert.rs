@@ -5,6 +5,7 @@ use ndarray::{ArrayD, IxDyn};
 use super::Array;
 use crate::dtype::Element;
 use crate::error::Error;
+use crate::exec::cpu::alloc;
 use crate::shape::ShapeDisplay;
 
 impl Array {
@@ -19,10 +20,13 @@ impl Array {
         if self.is_traced() {
             return Err(Error::Traced { op: "to_vec" });
         }
-        self.as_slice::<T>().map(<[T]>::to_vec).ok_or(Error::DType {
+        let values = self.as_slice::<T>().ok_or(Error::DType {
             op: "to_vec",
             expected: T::DTYPE,
             found: self.dtype(),
+        })?;
+        alloc::try_run(|| {
+            alloc::named(|| "to_vec".to_string(), || alloc::copy_of(values))
         })
     }
 

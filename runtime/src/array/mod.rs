@@ -87,8 +87,10 @@ fn shared_shape(shape: &[usize]) -> Arc<[usize]> {
 impl Array {
     /// An array over `buffer`, which must hold exactly `shape`'s element count.
     pub(crate) fn from_buffer(shape: &[usize], buffer: Buffer, weak: bool) -> Array {
+        // Every array's shape is valid (see `crate::shape`): the kernels rely on it.
+        let n = crate::shape::check("Array", shape, buffer.dtype());
+        assert_eq!(n, buffer.len(), "Array: shape {} needs {n} elements", ShapeDisplay(shape));
         let shape = shared_shape(shape);
-        debug_assert_eq!(shape.iter().product::<usize>(), buffer.len());
         Array { shape, data: Data::Concrete(Arc::new(buffer)), weak, device: Device::default() }
     }
 
@@ -108,6 +110,7 @@ impl Array {
         let first = parts.first().expect("a sharded array has at least one piece");
         let mut shape = first.shape().to_vec();
         shape.insert(axis, parts.len());
+        crate::shape::check("pmap", &shape, first.dtype());
         debug_assert!(parts.iter().all(|p| !p.is_traced() && p.aval() == first.aval()));
         let weak = first.weak;
         let shards = Shards { parts, axis, gathered: std::sync::OnceLock::new() };
@@ -155,7 +158,7 @@ impl Array {
     #[track_caller]
     pub fn from_shape_vec<T: Element>(shape: impl AsRef<[usize]>, data: Vec<T>) -> Array {
         let shape = shape.as_ref();
-        let n: usize = shape.iter().product();
+        let n = crate::shape::check("Array::from_shape_vec", shape, T::DTYPE);
         if n != data.len() {
             panic!(
                 "Array::from_shape_vec: shape {} needs {n} elements but {} were given",
@@ -172,7 +175,8 @@ impl Array {
         data: Vec<T>,
     ) -> Result<Array, Error> {
         let shape = shape.as_ref();
-        let n: usize = shape.iter().product();
+        let n = crate::shape::validate(shape, T::DTYPE)
+            .map_err(|msg| Error::Shape(format!("Array::try_from_shape_vec: {msg}")))?;
         if n != data.len() {
             return Err(Error::Shape(format!(
                 "shape {} needs {n} elements but {} were given",
@@ -282,7 +286,8 @@ impl Array {
     /// of relabelling the tracer (which the program would never see).
     #[track_caller]
     pub(crate) fn with_shape(&self, shape: Vec<usize>) -> Array {
-        debug_assert_eq!(shape.iter().product::<usize>(), self.size());
+        let n = crate::shape::check("reshape", &shape, self.dtype());
+        assert_eq!(n, self.size(), "reshape: shape {} needs {n} elements", ShapeDisplay(&shape));
         if self.is_traced() {
             return crate::primitives::bind1(
                 &crate::primitives::Reshape { new_sizes: shape },

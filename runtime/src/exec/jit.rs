@@ -187,7 +187,10 @@ impl JitFunction {
                 self.compile(hash, def.clone(), leaves.clone(), statics, call, body)
             }
         };
-        compiled.plan.run_into(leaves.drain(..), &mut outputs);
+        crate::exec::cpu::alloc::named(
+            || format!("#[jit] function {}", self.name),
+            || compiled.plan.run_into(leaves.drain(..), &mut outputs),
+        );
         let result = tree::unflatten(&compiled.out_def, outputs.drain(..));
         def.clear();
         CALL_SCRATCH.set(CallScratch { leaves, def, outputs });

@@ -1,7 +1,8 @@
 //! Creating arrays: from Rust data, filled, ranges, identity.
 
 use crate::dtype::{Element, DEFAULT_FLOAT, DEFAULT_INT};
-use crate::exec::cpu::pool;
+use crate::exec::cpu::{alloc, pool};
+use crate::shape::ShapeDisplay;
 use crate::{with_dtype, Array, DType};
 
 /// Rust data that becomes a 1-D array: a slice, a fixed-size array (or a reference to one), or a
@@ -48,61 +49,92 @@ impl<T: Element> ArrayData<T> for &Vec<T> {
 /// assert_eq!((x.shape(), x.dtype()), (&[2][..], DType::F32));
 /// assert_eq!(jnp::array(vec![1i32, 2, 3]).dtype(), DType::I32);
 /// ```
+#[track_caller]
 pub fn array<T: Element>(data: impl ArrayData<T>) -> Array {
     let data = data.into_vec();
     Array::from_shape_vec([data.len()], data)
 }
 
 /// An array of `shape` filled with `value` converted to `dtype`.
+#[track_caller]
 pub fn full_dtype(shape: impl AsRef<[usize]>, value: f64, dtype: DType) -> Array {
     with_dtype!(dtype, |T| full(shape, T::from_f64(value)))
 }
 
 /// An array of `shape` filled with `value`, with `value`'s dtype.
+#[track_caller]
 pub fn full<T: Element>(shape: impl AsRef<[usize]>, value: T) -> Array {
     let shape = shape.as_ref();
-    Array::from_shape_vec(shape, filled(shape.iter().product(), value))
+    let n = crate::shape::check("full", shape, T::DTYPE);
+    Array::from_shape_vec(shape, filled("full", shape, n, value))
 }
 
 /// `n` copies of `value` in a buffer the kernels' outputs would get: a pooled one, or fresh
-/// memory marked for huge pages when large (see `exec::cpu::alloc`).
-fn filled<T: Element>(n: usize, value: T) -> Vec<T> {
-    let mut v = pool::take(n);
-    v.resize(n, value);
-    v
+/// memory marked for huge pages when large (see `exec::cpu::alloc`). An allocation failure
+/// names `op` and `shape`.
+#[track_caller]
+fn filled<T: Element>(op: &str, shape: &[usize], n: usize, value: T) -> Vec<T> {
+    alloc::named(
+        || format!("{op} (shape {}, {})", ShapeDisplay(shape), T::DTYPE),
+        || {
+            let mut v = pool::take(n);
+            v.resize(n, value);
+            v
+        },
+    )
+}
+
+/// `n` values `f(0), f(1), ...` in a fallibly allocated buffer (see [`filled`]).
+#[track_caller]
+fn generated<T: Element>(op: &str, n: usize, f: impl Fn(usize) -> T) -> Vec<T> {
+    alloc::named(
+        || format!("{op} (shape ({n},), {})", T::DTYPE),
+        || {
+            let mut v = pool::take(n);
+            v.extend((0..n).map(f));
+            v
+        },
+    )
 }
 
 /// An `f32` array of zeros.
+#[track_caller]
 pub fn zeros(shape: impl AsRef<[usize]>) -> Array {
     full_dtype(shape, 0.0, DEFAULT_FLOAT)
 }
 
 /// An `f32` array of ones.
+#[track_caller]
 pub fn ones(shape: impl AsRef<[usize]>) -> Array {
     full_dtype(shape, 1.0, DEFAULT_FLOAT)
 }
 
 /// Zeros of `dtype`.
+#[track_caller]
 pub fn zeros_dtype(shape: impl AsRef<[usize]>, dtype: DType) -> Array {
     full_dtype(shape, 0.0, dtype)
 }
 
 /// Ones of `dtype`.
+#[track_caller]
 pub fn ones_dtype(shape: impl AsRef<[usize]>, dtype: DType) -> Array {
     full_dtype(shape, 1.0, dtype)
 }
 
 /// Zeros with `x`'s shape and dtype.
+#[track_caller]
 pub fn zeros_like(x: &Array) -> Array {
     full_dtype(x.shape(), 0.0, x.dtype())
 }
 
 /// Ones with `x`'s shape and dtype.
+#[track_caller]
 pub fn ones_like(x: &Array) -> Array {
     full_dtype(x.shape(), 1.0, x.dtype())
 }
 
 /// `value` (converted) with `x`'s shape and dtype.
+#[track_caller]
 pub fn full_like(x: &Array, value: f64) -> Array {
     full_dtype(x.shape(), value, x.dtype())
 }
@@ -124,6 +156,7 @@ macro_rules! range_bound {
 range_bound!(i32 => DEFAULT_INT, i64 => DEFAULT_INT, usize => DEFAULT_INT, f32 => DEFAULT_FLOAT, f64 => DEFAULT_FLOAT);
 
 /// `[0, 1, ..., stop)`: `jnp::arange(4)` is `i32`, `jnp::arange(4.0)` is `f32`.
+#[track_caller]
 pub fn arange<T: RangeBound>(stop: T) -> Array {
     arange_step(0.0, stop.to_f64(), 1.0, T::DTYPE)
 }
@@ -134,9 +167,15 @@ pub fn arange_step(start: f64, stop: f64, step: f64, dtype: DType) -> Array {
     if step == 0.0 || !step.is_finite() {
         panic!("arange: step must be finite and nonzero, got {step}");
     }
-    let n = ((stop - start) / step).ceil().max(0.0) as usize;
+    let count = ((stop - start) / step).ceil().max(0.0);
+    // A count past the largest array (or NaN from infinite bounds) is refused, not saturated.
+    if !(count < crate::shape::MAX_BYTES as f64) {
+        panic!("arange: start={start}, stop={stop}, step={step} would give {count} elements, more than any array can hold");
+    }
+    let n = count as usize;
+    crate::shape::check("arange", &[n], dtype);
     with_dtype!(dtype, |T| {
-        let data: Vec<T> = (0..n).map(|i| T::from_f64(start + i as f64 * step)).collect();
+        let data = generated("arange", n, |i| T::from_f64(start + i as f64 * step));
         Array::from_shape_vec([n], data)
     })
 }
@@ -151,24 +190,27 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> Array {
 #[track_caller]
 pub fn linspace_dtype(start: f64, stop: f64, num: usize, dtype: DType) -> Array {
     let step = if num > 1 { (stop - start) / (num - 1) as f64 } else { 0.0 };
+    crate::shape::check("linspace", &[num], dtype);
     with_dtype!(dtype, |T| {
-        let data: Vec<T> = (0..num)
-            .map(|i| if i + 1 == num && num > 1 { stop } else { start + i as f64 * step })
-            .map(T::from_f64)
-            .collect();
+        let data = generated("linspace", num, |i| {
+            T::from_f64(if i + 1 == num && num > 1 { stop } else { start + i as f64 * step })
+        });
         Array::from_shape_vec([num], data)
     })
 }
 
 /// The `n x n` identity matrix in `f32`.
+#[track_caller]
 pub fn eye(n: usize) -> Array {
     eye_dtype(n, n, 0, DEFAULT_FLOAT)
 }
 
 /// An `n x m` matrix with ones on diagonal `k` (above the main one for `k > 0`).
+#[track_caller]
 pub fn eye_dtype(n: usize, m: usize, k: isize, dtype: DType) -> Array {
+    let len = crate::shape::check("eye", &[n, m], dtype);
     with_dtype!(dtype, |T| {
-        let mut data = vec![T::from_f64(0.0); n * m];
+        let mut data = filled("eye", &[n, m], len, T::from_f64(0.0));
         for i in 0..n {
             let j = i as isize + k;
             if j >= 0 && (j as usize) < m {

@@ -57,7 +57,13 @@ fn resolve_shape(x: &Array, dims: &[isize]) -> Vec<usize> {
     if let Some(bad) = dims.iter().find(|&&d| d < -1) {
         panic!("reshape: invalid extent {bad} in shape {wanted}");
     }
-    let known: usize = dims.iter().filter(|&&d| d >= 0).map(|&d| d as usize).product();
+    let known = crate::shape::checked_product(dims.iter().filter(|&&d| d >= 0).map(|&d| d as usize))
+        .unwrap_or_else(|| {
+            panic!(
+                "reshape: an array of shape {wanted} would hold more than isize::MAX bytes (the \
+                 product of its extents overflows), so no such array can exist"
+            )
+        });
     let n = x.size();
     let infer = dims.contains(&-1);
     let fits = if infer { known != 0 && n.is_multiple_of(known) } else { known == n };

@@ -249,7 +249,7 @@ pub fn bind_at(prim: &dyn Primitive, inputs: &[&Array], span: Option<Span>) -> V
     let avals: Vec<Aval> = inputs.iter().map(|a| a.aval()).collect();
     let traced =
         inputs.iter().any(|a| a.is_traced()) || (prim.always_traced() && trace::is_tracing());
-    let out = match prim.abstract_eval(&avals) {
+    let out = match prim.abstract_eval(&avals).and_then(checked_results) {
         Ok(out) => out,
         Err(msg) if traced => match span {
             Some(span) => panic!("{}: {msg}\n  in traced code at {span}", prim.name()),
@@ -265,7 +265,20 @@ pub fn bind_at(prim: &dyn Primitive, inputs: &[&Array], span: Option<Span>) -> V
             return outs;
         }
     }
-    prim.eval(inputs, &out)
+    // An allocation that fails inside the kernels is reported as this op's, with its result.
+    crate::exec::cpu::alloc::named(
+        || format!("{} (result {})", prim.name(), describe(&out)),
+        || prim.eval(inputs, &out),
+    )
+}
+
+/// The result avals of a shape rule if every one of them is a shape an array can have (see
+/// [`crate::shape`]'s invariant), so no kernel ever sees an element count that wrapped.
+fn checked_results(out: Vec<Aval>) -> Result<Vec<Aval>, String> {
+    for aval in &out {
+        crate::shape::validate(&aval.shape, aval.dtype)?;
+    }
+    Ok(out)
 }
 
 /// [`bind`] for primitives with one output.

@@ -184,6 +184,7 @@ pub(super) fn sample(
     params: &[&Array],
 ) -> Array {
     let data = key.single(op);
+    crate::shape::check(op, shape, dtype);
     let prim = RandomSample { sampler, shape: shape.to_vec(), dtype };
     let mut operands = vec![data];
     operands.extend_from_slice(params);

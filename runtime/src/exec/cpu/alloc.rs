@@ -4,27 +4,169 @@
 //! 4 KiB page at a time: for the hundreds of megabytes of a batch of per-example gradients
 //! those faults cost more than the arithmetic. On Linux the buffer is first marked for
 //! transparent huge pages, which are faulted in 2 MiB at a time.
+//!
+//! Every large buffer is allocated fallibly: when the system has no memory for it, the caller
+//! gets an unwinding panic (an [`Error::OutOfMemory`] naming the bytes, and the operation
+//! where one is known, see [`named`]) instead of the process aborting, and the fallible entry
+//! points ([`try_run`]) turn it into an `Err`.
+
+use std::alloc::Layout;
+use std::cell::Cell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use crate::dtype::Element;
+use crate::error::Error;
 
 /// Buffers at least this large are marked for huge pages.
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
-/// `n` copies of `zero` (the type's zero), in memory the kernel backs with huge pages when
-/// it can.
-pub fn zeroed<T: Clone>(n: usize, zero: T) -> Vec<T> {
-    let v = vec![zero; n];
-    advise_huge_pages(v.as_ptr(), std::mem::size_of_val(v.as_slice()));
-    v
+/// `n` copies of `value`, in memory the kernel backs with huge pages when it can. A zero
+/// `value` (all bits 0) takes fresh zeroed pages, which the kernel maps lazily.
+#[track_caller]
+pub fn zeroed<T: Element>(n: usize, value: T) -> Vec<T> {
+    if !is_zero_bits(&value) {
+        let mut v = with_capacity(n);
+        v.resize(n, value);
+        return v;
+    }
+    let Ok(layout) = Layout::array::<T>(n) else { out_of_memory(usize::MAX) };
+    if layout.size() == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the layout has a nonzero size (checked above).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        out_of_memory(layout.size());
+    }
+    advise_huge_pages(ptr, layout.size());
+    // SAFETY: `ptr` comes from the global allocator with the layout of `n` elements of `T`;
+    // all its bytes are zero, which for every `Element` type (integers, floats, bool) is a
+    // valid value, the zero; so length and capacity are both `n`.
+    unsafe { Vec::from_raw_parts(ptr, n, n) }
+}
+
+/// Whether `value`'s bytes are all zero (so zeroed memory holds copies of it).
+fn is_zero_bits<T: Element>(value: &T) -> bool {
+    // SAFETY: `Element` types are plain numbers or `bool`, with no padding bytes, so all
+    // `size_of::<T>()` bytes of `value` are initialized and readable for its lifetime.
+    let bytes = unsafe {
+        std::slice::from_raw_parts((value as *const T).cast::<u8>(), std::mem::size_of::<T>())
+    };
+    bytes.iter().all(|&b| b == 0)
 }
 
 /// An empty `Vec` with room for `n` elements, marked for huge pages before anything touches
 /// it (a fresh allocation of this size is mapped, untouched memory; inputs made by the
 /// elementwise kernels land here, and a 2048² product read from huge pages ran about 2.5%
-/// faster).
+/// faster). Out of memory is an unwinding panic, not an abort.
+#[track_caller]
 pub fn with_capacity<T>(n: usize) -> Vec<T> {
-    let mut v = Vec::with_capacity(n);
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        out_of_memory(n.saturating_mul(std::mem::size_of::<T>()));
+    }
     let spare = v.spare_capacity_mut();
     advise_huge_pages(spare.as_ptr(), std::mem::size_of_val(spare));
     v
+}
+
+/// `src` copied into a fallibly allocated `Vec` (for reading an array's values out).
+#[track_caller]
+pub fn copy_of<T: Clone>(src: &[T]) -> Vec<T> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(src.len()).is_err() {
+        out_of_memory(std::mem::size_of_val(src));
+    }
+    v.extend_from_slice(src);
+    v
+}
+
+thread_local! {
+    /// How many [`named`] scopes are open on this thread: inside one, an allocation failure
+    /// unwinds quietly to the scope, which reports it with the operation's name.
+    static SCOPES: Cell<usize> = const { Cell::new(0) };
+}
+
+/// What a failed allocation unwinds with inside a [`named`] scope.
+struct OutOfMemory {
+    bytes: usize,
+}
+
+/// The last out-of-memory error reported, so that [`try_run`] can return it as a value (the
+/// panic may have crossed threads, from a kernel's worker to the caller).
+static LAST: Mutex<Option<Error>> = Mutex::new(None);
+
+/// Reports that `bytes` could not be allocated: quietly to the enclosing [`named`] scope, or,
+/// outside any, as a panic with the error's text.
+#[track_caller]
+pub fn out_of_memory(bytes: usize) -> ! {
+    if SCOPES.with(Cell::get) > 0 {
+        resume_unwind(Box::new(OutOfMemory { bytes }));
+    }
+    report(Error::OutOfMemory { op: "allocating an array".to_string(), bytes })
+}
+
+#[track_caller]
+fn report(error: Error) -> ! {
+    let message = error.to_string();
+    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+    panic!("{message}")
+}
+
+/// Runs `f`, an operation's evaluation; an allocation that fails inside it panics with
+/// [`Error::OutOfMemory`] naming the operation (`op()`, built only then) at the caller's line.
+#[track_caller]
+pub fn named<R>(op: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {
+    struct Scope;
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            SCOPES.with(|s| s.set(s.get() - 1));
+        }
+    }
+    SCOPES.with(|s| s.set(s.get() + 1));
+    let scope = Scope;
+    let result = catch_unwind(AssertUnwindSafe(f));
+    drop(scope);
+    match result {
+        Ok(value) => value,
+        Err(payload) => match payload.downcast::<OutOfMemory>() {
+            Ok(oom) => report(Error::OutOfMemory { op: op(), bytes: oom.bytes }),
+            Err(other) => resume_unwind(other),
+        },
+    }
+}
+
+/// Runs `f`, returning the [`Error::OutOfMemory`] of an allocation that failed inside it as
+/// an `Err`; every other panic passes through. The process, the buffer pool and the `#[jit]`
+/// cache stay usable afterwards. This is the fallible way to call any rjax function,
+/// `#[jit]` ones included.
+///
+/// ```
+/// use rjax_runtime::{jnp, try_run, Error};
+/// // 40 GB of f32, far more than most machines can give one buffer... or 4 EB here:
+/// let huge = try_run(|| jnp::zeros([1 << 30, 1 << 30]));
+/// assert!(matches!(huge, Err(Error::OutOfMemory { .. })));
+/// assert_eq!(try_run(|| jnp::ones([2]).sum().item::<f32>()), Ok(Ok(2.0)));
+/// ```
+pub fn try_run<R>(f: impl FnOnce() -> R) -> Result<R, Error> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(value) => Ok(value),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied());
+            let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+            match (message, last.as_ref()) {
+                (Some(m), Some(error)) if m == error.to_string() => Err(last.take().unwrap()),
+                _ => {
+                    drop(last);
+                    resume_unwind(payload)
+                }
+            }
+        }
+    }
 }
 
 #[cfg(target_os = "linux")]

@@ -69,6 +69,8 @@ pub(crate) fn recycle(buffer: Buffer) {
 }
 
 /// An empty `Vec` with room for at least `n` elements, reusing a pooled buffer when one fits.
+/// Out of memory is an unwinding panic (see [`super::alloc`]).
+#[track_caller]
 pub fn take<T: Element>(n: usize) -> Vec<T> {
     match reuse::<T>(n) {
         Some(mut v) => {
@@ -82,6 +84,7 @@ pub fn take<T: Element>(n: usize) -> Vec<T> {
 /// `n` elements for a kernel that writes every one of them before anything reads them: a
 /// pooled buffer when one fits (its elements are whatever its last owner left, so nothing
 /// is written twice), otherwise `n` copies of `fill` in fresh memory.
+#[track_caller]
 pub fn take_for_overwrite<T: Element>(n: usize, fill: T) -> Vec<T> {
     match reuse::<T>(n) {
         Some(mut v) => {

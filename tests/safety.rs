@@ -1,0 +1,162 @@
+//! No undefined behaviour, abort or hang from the safe API: shapes whose element count or byte
+//! size would overflow are refused where they are made, out of memory is an error (or an
+//! unwinding panic naming the operation) that leaves the process usable, and a panic inside a
+//! parallel kernel reaches the caller.
+
+mod common;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use rjax::prelude::*;
+use rjax::{try_run, Error};
+
+/// The message of the panic `f` raises (it must raise one).
+#[track_caller]
+fn panic_message<R>(f: impl FnOnce() -> R) -> String {
+    let payload = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic"),
+        Err(payload) => payload,
+    };
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else {
+        panic!("a panic without a message")
+    }
+}
+
+/// Asserts that `f` panics with a message naming `op` and saying the shape cannot exist.
+#[track_caller]
+fn refused<R>(op: &str, f: impl FnOnce() -> R) {
+    let msg = panic_message(f);
+    assert!(msg.starts_with(op), "expected an error from {op}, got: {msg}");
+    assert!(msg.contains("isize::MAX bytes"), "expected a size error, got: {msg}");
+}
+
+const HUGE: usize = 1 << 32;
+
+#[test]
+fn a_reshape_whose_element_count_wraps_is_refused() {
+    // 2^62 + 1 rows of 4 f32: the plain product is 2^64 + 4, which wraps to the 4 elements
+    // the array has. It used to be accepted, and its transpose read memory it did not own.
+    let x = jnp::ones([4]);
+    refused("reshape", || x.reshape([(1usize << 62) + 1, 4]));
+    let msg = panic_message(|| x.reshape([-1isize, 1 << 62, 1 << 62]));
+    assert!(msg.starts_with("reshape:"), "{msg}");
+}
+
+#[test]
+fn creating_an_array_too_large_to_exist_is_refused() {
+    refused("full", || jnp::zeros([HUGE, HUGE]));
+    refused("full", || jnp::ones([usize::MAX / 2, 4]));
+    refused("Array::from_shape_vec", || Array::from_shape_vec([HUGE, HUGE], Vec::<f32>::new()));
+    refused("eye", || jnp::eye(HUGE));
+    let key = random::key(0);
+    refused("normal", || random::normal(&key, [HUGE, HUGE]));
+    refused("uniform", || random::uniform(&key, [HUGE, HUGE]));
+    let err = Array::try_from_shape_vec([HUGE, HUGE], Vec::<f32>::new()).unwrap_err();
+    assert!(err.to_string().contains("isize::MAX bytes"), "{err}");
+    // Empty, yet its rows would not fit in memory: strides over it would overflow.
+    refused("full", || jnp::zeros([0, 1 << 62, 1 << 62]));
+    let msg = panic_message(|| jnp::arange(1e300));
+    assert!(msg.starts_with("arange:"), "{msg}");
+}
+
+#[test]
+fn a_broadcast_too_large_to_exist_is_refused_eagerly_and_traced() {
+    let one = jnp::ones([1]);
+    refused("broadcast_in_dim", || jnp::broadcast_to(&one, [HUGE, HUGE]).sum());
+
+    #[jit]
+    fn broadcast_sum(x: &Array) -> Array {
+        jnp::broadcast_to(x, [1 << 32, 1 << 32]).sum()
+    }
+    let msg = panic_message(|| broadcast_sum(&one));
+    assert!(msg.starts_with("broadcast_in_dim:") && msg.contains("isize::MAX bytes"), "{msg}");
+    assert!(msg.contains("in traced code at tests/safety.rs"), "{msg}");
+}
+
+#[test]
+fn empty_shapes_that_fit_still_work() {
+    let x = jnp::zeros([0, 5]);
+    assert_eq!(x.sum_axes(0, false).shape(), &[5]);
+    assert_eq!(jnp::ones([3, 0]).reshape([0, 7]).shape(), &[0, 7]);
+    assert_eq!(jnp::zeros([0]).to_vec::<f32>().unwrap(), Vec::<f32>::new());
+}
+
+#[test]
+fn out_of_memory_is_an_error_and_the_process_goes_on() {
+    // 2^60 f32 is 4 EiB: a valid shape that no machine can allocate.
+    let err = try_run(|| jnp::zeros([1 << 30, 1 << 30])).unwrap_err();
+    match &err {
+        Error::OutOfMemory { op, bytes } => {
+            assert_eq!(*bytes, 1 << 62);
+            assert!(op.contains("full") && op.contains("(1073741824, 1073741824)"), "{op}");
+        }
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    assert!(err.to_string().contains("out of memory"), "{err}");
+
+    // The same inside a kernel: an op's result that cannot be allocated names the op.
+    let x = jnp::ones([1 << 20]);
+    let msg = panic_message(|| jnp::broadcast_to(&x, [1 << 40, 1 << 20]));
+    assert!(msg.contains("out of memory"), "{msg}");
+    assert!(msg.starts_with("broadcast_in_dim"), "{msg}");
+    let err = try_run(|| jnp::broadcast_to(&x, [1 << 40, 1 << 20])).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+    assert!(try_run(|| jnp::arange(1e18)).is_err());
+
+    // Other panics pass through try_run untouched.
+    let msg = panic_message(|| try_run(|| jnp::ones([2]).reshape([3])));
+    assert!(msg.starts_with("reshape:"), "{msg}");
+
+    // Then a normal training step, eager and under #[jit], with the pool and jit cache intact.
+    let (params, inputs, targets) = small_mlp();
+    let before = common::mlp::loss(&params, &inputs, &targets).item::<f32>().unwrap();
+    let grads = grad_loss(&params, &inputs, &targets);
+    let stepped: Vec<(Array, Array)> = params
+        .iter()
+        .zip(&grads)
+        .map(|((w, b), (gw, gb))| (w - gw * 0.01, b - gb * 0.01))
+        .collect();
+    let after = common::mlp::loss(&stepped, &inputs, &targets).item::<f32>().unwrap();
+    assert!(after < before, "a training step after the failures lowers the loss");
+    let fallible = try_run(|| grad_loss(&params, &inputs, &targets)).unwrap();
+    assert_eq!(fallible[0].0.to_vec::<f32>().unwrap(), grads[0].0.to_vec::<f32>().unwrap());
+}
+
+#[jit]
+#[grad]
+fn grad_loss(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Vec<(Array, Array)> {
+    common::mlp::loss(params, inputs, targets)
+}
+
+/// A two-layer MLP's parameters and a small batch.
+fn small_mlp() -> (Vec<(Array, Array)>, Array, Array) {
+    let w1 = random::normal(&random::key(1), [8, 16]) * 0.3;
+    let w2 = random::normal(&random::key(2), [16, 4]) * 0.3;
+    let params = vec![(w1, jnp::zeros([16])), (w2, jnp::zeros([4]))];
+    let inputs = random::normal(&random::key(3), [32, 8]);
+    let targets = random::normal(&random::key(4), [32, 4]);
+    (params, inputs, targets)
+}
+
+#[test]
+fn a_failing_op_reaches_the_caller_on_any_thread_count() {
+    let x = jnp::ones([4]);
+    for threads in 1..=3 {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            // The case that used to hang: one half of a parallel reduction panicked while the
+            // other folded 2^62 rows.
+            refused("reshape", || x.reshape([(1usize << 62) + 1, 4]).sum_axes(0, false));
+            // Out of memory inside a kernel running on the pool.
+            let big = jnp::ones([1 << 16]);
+            let err = try_run(|| jnp::broadcast_to(&big, [1 << 44, 1 << 16])).unwrap_err();
+            assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+            // And the pool still works.
+            let y = jnp::ones([1000, 300]).sum_axes(0, false);
+            assert_eq!(y.to_vec::<f32>().unwrap(), vec![1000.0; 300]);
+        });
+    }
+}

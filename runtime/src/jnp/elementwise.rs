@@ -213,6 +213,9 @@ pub fn floor_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
 }
 
 /// Remainder with the sign of the divisor, like Python's `%` (`jnp.remainder`).
+///
+/// An integer remainder by zero is 0, as in JAX and NumPy (the `rem` primitive alone would give
+/// the dividend).
 #[track_caller]
 pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     let ops = promote_all(&[a.into_array(), b.into_array()]);
@@ -220,6 +223,7 @@ pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     if a.dtype().is_float() {
         return float_divmod(a, b).1;
     }
+    let b = &nonzero_divisor(b);
     let r = bind1(&BinaryOp::Rem, &[a, b]);
     if a.dtype().is_unsigned_int() {
         return r;
@@ -240,15 +244,37 @@ fn float_divmod(a: &Array, b: &Array) -> (Array, Array) {
     (round(&d), m)
 }
 
-/// C-style truncating division (`lax.div`).
+/// An integer divisor with its zeros replaced by 1, as JAX's `remainder` and `fmod` replace
+/// them, so that the remainder by zero is 0 rather than XLA's (the dividend).
+#[track_caller]
+fn nonzero_divisor(b: &Array) -> Array {
+    where_(equal(b, 0), convert(&Array::from(1i32), b.dtype(), b.is_weak()), b)
+}
+
+/// C-style truncating division (`lax.div`, [`lax::div`](crate::lax::div)). Integer division by
+/// zero gives -1 (all bits set: `u32::MAX` for `uint32`), and `i32::MIN / -1` wraps to
+/// `i32::MIN`, as XLA defines them.
 #[track_caller]
 pub fn trunc_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     binary(BinaryOp::Div, a, b)
 }
 
-/// C-style remainder with the sign of the dividend (`lax.rem`, `jnp.fmod`).
+/// C-style remainder with the sign of the dividend (`jnp.fmod`). An integer remainder by zero
+/// is 0, as in JAX and NumPy; [`lax::rem`](crate::lax::rem) gives the dividend there instead.
 #[track_caller]
 pub fn fmod(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    let ops = promote_all(&[a.into_array(), b.into_array()]);
+    let (a, b) = (&ops[0], &ops[1]);
+    if a.dtype().is_float() {
+        return bind1(&BinaryOp::Rem, &[a, b]);
+    }
+    bind1(&BinaryOp::Rem, &[a, &nonzero_divisor(b)])
+}
+
+/// The `rem` primitive after promotion: C's `%`, with XLA's answers where C has none (`x % 0`
+/// is `x`, `i32::MIN % -1` is 0).
+#[track_caller]
+pub(crate) fn rem_primitive(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     binary(BinaryOp::Rem, a, b)
 }
 

@@ -259,7 +259,17 @@ fn choose(key: &Key, pop: Population, shape: &[usize], replace: bool, p: Option<
         return jnp::zeros_dtype(shape, dtype);
     }
     if n_inputs == 0 {
-        panic!("choice: the population must not be empty unless no samples are taken");
+        let population = match pop {
+            Population::Range(_) => "0..0".to_string(),
+            Population::Axis(a, axis) => {
+                format!("axis {axis} of shape {}", ShapeDisplay(a.shape()))
+            }
+        };
+        panic!(
+            "choice: the population must not be empty unless no samples are taken (population \
+             {population}, sample shape {})",
+            ShapeDisplay(shape)
+        );
     }
     if !replace && n_draws > n_inputs {
         panic!(
@@ -356,6 +366,8 @@ fn weighted<T: SampleFloat>(
 /// of `logits` without `axis`. Uses the Gumbel-max trick as JAX does:
 /// `argmax(logits + gumbel(key, logits.shape), axis)`.
 ///
+/// Panics if `axis` has length 0 (no categories), as JAX raises.
+///
 /// ```
 /// use rjax_runtime::{jnp, random};
 /// let logits = jnp::array(&[0.0f32, 10.0, 0.0]);
@@ -388,6 +400,15 @@ fn categorical_impl(key: &Key, logits: &Array, axis: isize, shape: Option<&[usiz
     let axis = normalize_axis("categorical", axis, logits.ndim());
     let mut batch = logits.shape().to_vec();
     let classes = batch.remove(axis);
+    if classes == 0 {
+        // There is no category to draw (JAX's arg-max over the empty axis raises), even when
+        // no samples are asked for.
+        panic!(
+            "categorical: attempt to draw from 0 classes: axis {axis} of the logits of shape {} \
+             is empty",
+            ShapeDisplay(logits.shape())
+        );
+    }
     let shape = shape.map_or(batch.clone(), <[usize]>::to_vec);
     if shape.len() < batch.len() || broadcast_shapes(&shape, &batch).as_deref() != Some(&shape[..])
     {

@@ -116,8 +116,8 @@ pub fn prod_axes(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Array {
 
 /// Largest element; NaN propagates.
 ///
-/// Panics if the array is empty: `max` has no identity, so, as in JAX, there is no value to
-/// give (softmax-style code that wants `-inf` there can use [`logsumexp`] or a `where`).
+/// Panics if the array is empty, as JAX raises: `max` has no identity, so there is no value
+/// to give.
 ///
 /// ```
 /// use rjax_runtime::jnp;

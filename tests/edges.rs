@@ -284,10 +284,10 @@ fn the_panics_point_at_the_callers_line() {
     assert_eq!(at, (file!().to_string(), line!() - 1), "{msg}");
     let (msg, at) = panic_site(|| drop(max_in_jit(&e)));
     assert_eq!(at, (file!().to_string(), line_of("// <- max in jit")), "{msg}");
-    let i = jnp::array(&[1i32, 2]);
+    let i = jnp::array([1i32, 2]);
     let (msg, at) = panic_site(|| drop(jnp::sigmoid(&i)));
     assert_eq!(at, (file!().to_string(), line!() - 1), "{msg}");
-    let (msg, at) = panic_site(|| drop(jnp::round(&jnp::array(&[true]))));
+    let (msg, at) = panic_site(|| drop(jnp::round(&jnp::array([true]))));
     assert_eq!(at, (file!().to_string(), line!() - 1), "{msg}");
     let (a, b) = (jnp::ones([2, 3]), jnp::ones([2, 4]));
     let (msg, at) = panic_site(|| drop(jnp::einsum("ij,jk->ik", &[&a, &b])));
@@ -314,13 +314,13 @@ twins! {
 }
 
 fn int32_operands() -> (Array, Array) {
-    let a = jnp::array(&[7i32, -7, 0, 1, -1, i32::MIN, i32::MAX, i32::MIN, i32::MIN, 5, -5, 7]);
-    let b = jnp::array(&[0i32, 0, 0, 0, 0, 0, 0, -1, 1, -1, 3, -3]);
+    let a = jnp::array([7i32, -7, 0, 1, -1, i32::MIN, i32::MAX, i32::MIN, i32::MIN, 5, -5, 7]);
+    let b = jnp::array([0i32, 0, 0, 0, 0, 0, 0, -1, 1, -1, 3, -3]);
     (a, b)
 }
 
 fn uint32_operands() -> (Array, Array) {
-    (jnp::array(&[7u32, 0, 1, u32::MAX, 5, u32::MAX]), jnp::array(&[0u32, 0, 0, 0, 3, 2]))
+    (jnp::array([7u32, 0, 1, u32::MAX, 5, u32::MAX]), jnp::array([0u32, 0, 0, 0, 3, 2]))
 }
 
 #[test]
@@ -350,7 +350,9 @@ fn division_by_a_weak_zero_matches_jax() {
 #[test]
 fn categorical_over_no_classes_panics() {
     let says = "attempt to get argmax of an empty sequence";
-    let cases: [(&str, Array, isize, Option<&[usize]>, &str); 4] = [
+    // (error case, logits, axis, sample shape, where the classes are missing)
+    type Case = (&'static str, Array, isize, Option<&'static [usize]>, &'static str);
+    let cases: [Case; 4] = [
         ("categorical_no_classes", jnp::zeros([0]), -1, None, "axis 0 of the logits of shape (0,)"),
         (
             "categorical_no_classes_batch",
@@ -439,12 +441,12 @@ fn randint_clips_32_bit_bounds_to_the_dtype() {
 #[test]
 fn randint_clips_64_bit_bounds_to_the_dtype() {
     let got = [
-        random::randint_dtype(&k(8), [64], i64::MAX - 2, jnp::array(&[u64::MAX]), DType::I64),
+        random::randint_dtype(&k(8), [64], i64::MAX - 2, jnp::array([u64::MAX]), DType::I64),
         random::randint_dtype(
             &k(9),
             [64],
-            jnp::array(&[1u64 << 63]),
-            jnp::array(&[u64::MAX]),
+            jnp::array([1u64 << 63]),
+            jnp::array([u64::MAX]),
             DType::U64,
         ),
         random::randint_dtype(&k(10), [64], -5, 1i64 << 62, DType::U64),
@@ -480,7 +482,7 @@ fn randint_truncates_float_bounds() {
 #[test]
 fn randint_clips_unsigned_array_bounds() {
     let got = [
-        random::randint(&k(18), [64], (1i64 << 31) - 3, jnp::array(&[u32::MAX])),
+        random::randint(&k(18), [64], (1i64 << 31) - 3, jnp::array([u32::MAX])),
         random::randint_dtype(&k(19), [64], -5, 10, DType::U32),
         random::randint_dtype(&k(20), [64], 0, 1000, DType::U8),
     ];
@@ -490,7 +492,7 @@ fn randint_clips_unsigned_array_bounds() {
 #[test]
 fn randint_of_an_empty_range_gives_minval() {
     let lo = Array::from_shape_vec([2, 1], vec![5i32, 0]);
-    let hi = jnp::array(&[3i32, 10, -3, 8]);
+    let hi = jnp::array([3i32, 10, -3, 8]);
     let got = [
         random::randint(&k(21), [8], 5, 3),
         random::randint(&k(22), [2, 4], &lo, &hi),
@@ -513,8 +515,8 @@ twins! {
 #[test]
 fn sigmoid_and_rsqrt_of_integers_and_bools_panic() {
     let says = "does not accept dtype";
-    let ints = jnp::array(&[1i32, 2]);
-    let bools = jnp::array(&[true]);
+    let ints = jnp::array([1i32, 2]);
+    let bools = jnp::array([true]);
     for f in [sigmoid_of::eager, sigmoid_of::jitted, sigmoid_method::eager, sigmoid_method::jitted]
     {
         let want = "sigmoid: logistic does not accept dtype int32";
@@ -524,7 +526,7 @@ fn sigmoid_and_rsqrt_of_integers_and_bools_panic() {
     }
     assert!(jax_error("sigmoid_of_int32_jit").contains(says));
     for f in [rsqrt_of::eager, rsqrt_of::jitted] {
-        let x = jnp::array(&[1i32, 4]);
+        let x = jnp::array([1i32, 4]);
         let want = "rsqrt: rsqrt does not accept dtype int32";
         assert_both_refuse("rsqrt_of_int32", says, || drop(f(&x)), &[want]);
     }
@@ -532,7 +534,7 @@ fn sigmoid_and_rsqrt_of_integers_and_bools_panic() {
 
 #[test]
 fn the_other_float_functions_promote_integers() {
-    let x = jnp::array(&[1i32, -2, 3]);
+    let x = jnp::array([1i32, -2, 3]);
     for got in [promoting::eager(&x), promoting::jitted(&x)] {
         let want = jax_outputs("float_functions_promote");
         assert_eq!(got.len(), want.len());
@@ -563,10 +565,10 @@ twins! {
 
 #[test]
 fn rounding_keeps_integers_and_bools() {
-    let i = jnp::array(&[1i32, -2, 3]);
-    let u = jnp::array(&[1u32, 2, u32::MAX]);
-    let i8_ = jnp::array(&[-7i8, 7]);
-    let b = jnp::array(&[true, false]);
+    let i = jnp::array([1i32, -2, 3]);
+    let u = jnp::array([1u32, 2, u32::MAX]);
+    let i8_ = jnp::array([-7i8, 7]);
+    let b = jnp::array([true, false]);
     assert_jax_all("rounding_integers", &roundings::eager(&i, &u, &i8_, &b));
     assert_jax_all("rounding_integers", &roundings::jitted(&i, &u, &i8_, &b));
     // A weakly typed integer stays weak, as JAX returns its input.
@@ -576,7 +578,7 @@ fn rounding_keeps_integers_and_bools() {
 
 #[test]
 fn round_of_bools_panics() {
-    let b = jnp::array(&[true, false]);
+    let b = jnp::array([true, false]);
     for f in [round_of::eager, round_of::jitted] {
         let want = "round: data type bool is not inexact";
         assert_both_refuse("round_of_bool", "not inexact", || drop(f(&b)), &[want, "(2,)"]);
@@ -641,7 +643,7 @@ fn malformed_einsum_specs_panic_naming_einsum() {
 
 #[test]
 fn einsum_broadcasts_letters_of_size_1() {
-    let a = jnp::array(&[1.0f32, 2.0]).reshape([2, 1]);
+    let a = jnp::array([1.0f32, 2.0]).reshape([2, 1]);
     let b = jnp::arange(12).astype(DType::F32).reshape([3, 4]);
     let c = jnp::arange(8).astype(DType::F32).reshape([2, 4]);
     let d = jnp::ones([1, 3]);

@@ -221,7 +221,8 @@ twins! {
     u_clip(x: &Array) -> Array { x.clip(-1.0, 0.5) }
     u_chain(x: &Array) -> Array {
         let y = (x * 2.0 + 1.0).tanh() * x - x.exp().log1p();
-        y.abs().sqrt() + x.sigmoid() * y.cos()
+        // sigmoid takes floats only; `x * 1.0` is one for integer `x` too.
+        y.abs().sqrt() + (x * 1.0).sigmoid() * y.cos()
     }
 }
 
@@ -238,7 +239,7 @@ const UNARY: &[(&str, Unary, Unary, bool)] = &[
     ("log1p", u_log1p::eager, u_log1p::jitted, true),
     ("expm1", u_expm1::eager, u_expm1::jitted, true),
     ("sqrt", u_sqrt::eager, u_sqrt::jitted, true),
-    ("rsqrt", u_rsqrt::eager, u_rsqrt::jitted, true),
+    ("rsqrt", u_rsqrt::eager, u_rsqrt::jitted, false),
     ("cbrt", u_cbrt::eager, u_cbrt::jitted, true),
     ("reciprocal", u_reciprocal::eager, u_reciprocal::jitted, true),
     ("sin", u_sin::eager, u_sin::jitted, true),
@@ -253,7 +254,7 @@ const UNARY: &[(&str, Unary, Unary, bool)] = &[
     ("asinh", u_asinh::eager, u_asinh::jitted, true),
     ("acosh", u_acosh::eager, u_acosh::jitted, true),
     ("atanh", u_atanh::eager, u_atanh::jitted, true),
-    ("sigmoid", u_sigmoid::eager, u_sigmoid::jitted, true),
+    ("sigmoid", u_sigmoid::eager, u_sigmoid::jitted, false),
     ("softplus", u_softplus::eager, u_softplus::jitted, true),
     ("erf", u_erf::eager, u_erf::jitted, true),
     ("erfinv", u_erfinv::eager, u_erfinv::jitted, true),

@@ -3,16 +3,54 @@
 use super::{convert, promote_all, promote_inexact, ArrayLike};
 use crate::dtype::DEFAULT_FLOAT;
 use crate::primitives::{bind1, BinaryOp, Select, UnaryOp};
+use crate::shape::ShapeDisplay;
 use crate::{Array, DType};
 
 #[track_caller]
 fn unary(op: UnaryOp, x: &Array) -> Array {
     let x = if op.needs_float() && !x.dtype().is_float() {
+        if let Some(name) = inexact_only(op) {
+            panic!(
+                "{name}: {} does not accept dtype {}; it takes floating-point arrays only \
+                 (convert with astype first), got an array of shape {}",
+                op.op_name(),
+                x.dtype(),
+                ShapeDisplay(x.shape())
+            );
+        }
         convert(x, DEFAULT_FLOAT, x.is_weak())
     } else {
         x.clone()
     };
     bind1(&op, &[&x])
+}
+
+/// The `jnp` name of a unary function that JAX defines for floating-point operands only
+/// (`jax.nn.sigmoid` and `lax.rsqrt` raise a `TypeError` for integers and bools); the other
+/// float functions promote integers to `float32` first, as `jnp.exp` does.
+fn inexact_only(op: UnaryOp) -> Option<&'static str> {
+    match op {
+        UnaryOp::Logistic => Some("sigmoid"),
+        UnaryOp::Rsqrt => Some("rsqrt"),
+        _ => None,
+    }
+}
+
+/// `floor`, `ceil` or `round`: the primitive for floats, while integers and bools are returned
+/// unchanged (an integer is its own floor), keeping the dtype, as JAX returns them; `round`
+/// rejects bools, as JAX does.
+#[track_caller]
+fn rounding(op: UnaryOp, name: &str, x: &Array) -> Array {
+    if x.dtype().is_float() {
+        return unary(op, x);
+    }
+    if x.dtype().is_bool() && op == UnaryOp::Round {
+        panic!(
+            "{name}: data type bool is not inexact, got an array of shape {}",
+            ShapeDisplay(x.shape())
+        );
+    }
+    x.clone()
 }
 
 #[track_caller]
@@ -51,7 +89,8 @@ unary_fns! {
     /// `e^x - 1`, accurate near 0.
     expm1 => Expm1;
     sqrt => Sqrt;
-    /// `1 / sqrt(x)`.
+    /// `1 / sqrt(x)` (`lax.rsqrt`). Floating-point arrays only: panics for integers and bools,
+    /// as JAX raises a `TypeError`.
     rsqrt => Rsqrt;
     cbrt => Cbrt;
     /// `1 / x`.
@@ -70,19 +109,38 @@ unary_fns! {
     atanh => Atanh;
     /// `1 / (1 + e^-x)`, as JAX computes it on CPU (for `float32`, its bits); results below the
     /// smallest normal float are 0, as under XLA's flush-to-zero. Never NaN for large `|x|`.
+    /// Floating-point arrays only: panics for integers and bools, as `jax.nn.sigmoid` raises a
+    /// `TypeError`.
     sigmoid => Logistic;
     /// The error function.
     erf => Erf;
     /// The inverse error function.
     erfinv => ErfInv;
-    floor => Floor;
-    ceil => Ceil;
-    /// Rounds to the nearest integer, halves to even (`jnp.round`).
-    round => Round;
     /// Elementwise `x.is_nan()`.
     isnan => IsNan;
     /// Elementwise `x.is_finite()`.
     isfinite => IsFinite;
+}
+
+/// The largest integer not above `x` (`jnp.floor`). Integer and bool arrays are returned
+/// unchanged, keeping their dtype, as in JAX.
+#[track_caller]
+pub fn floor(x: &Array) -> Array {
+    rounding(UnaryOp::Floor, "floor", x)
+}
+
+/// The smallest integer not below `x` (`jnp.ceil`). Integer and bool arrays are returned
+/// unchanged, keeping their dtype, as in JAX.
+#[track_caller]
+pub fn ceil(x: &Array) -> Array {
+    rounding(UnaryOp::Ceil, "ceil", x)
+}
+
+/// Rounds to the nearest integer, halves to even (`jnp.round`). Integer arrays are returned
+/// unchanged, keeping their dtype; bools panic, as JAX raises for them.
+#[track_caller]
+pub fn round(x: &Array) -> Array {
+    rounding(UnaryOp::Round, "round", x)
 }
 
 /// Logical not for `bool`, bitwise not for integers.
@@ -213,6 +271,9 @@ pub fn floor_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
 }
 
 /// Remainder with the sign of the divisor, like Python's `%` (`jnp.remainder`).
+///
+/// An integer remainder by zero is 0, as in JAX and NumPy (the `rem` primitive alone would give
+/// the dividend).
 #[track_caller]
 pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     let ops = promote_all(&[a.into_array(), b.into_array()]);
@@ -220,6 +281,7 @@ pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     if a.dtype().is_float() {
         return float_divmod(a, b).1;
     }
+    let b = &nonzero_divisor(b);
     let r = bind1(&BinaryOp::Rem, &[a, b]);
     if a.dtype().is_unsigned_int() {
         return r;
@@ -240,15 +302,37 @@ fn float_divmod(a: &Array, b: &Array) -> (Array, Array) {
     (round(&d), m)
 }
 
-/// C-style truncating division (`lax.div`).
+/// An integer divisor with its zeros replaced by 1, as JAX's `remainder` and `fmod` replace
+/// them, so that the remainder by zero is 0 rather than XLA's (the dividend).
+#[track_caller]
+fn nonzero_divisor(b: &Array) -> Array {
+    where_(equal(b, 0), convert(&Array::from(1i32), b.dtype(), b.is_weak()), b)
+}
+
+/// C-style truncating division (`lax.div`, [`lax::div`](crate::lax::div)). Integer division by
+/// zero gives -1 (all bits set: `u32::MAX` for `uint32`), and `i32::MIN / -1` wraps to
+/// `i32::MIN`, as XLA defines them.
 #[track_caller]
 pub fn trunc_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     binary(BinaryOp::Div, a, b)
 }
 
-/// C-style remainder with the sign of the dividend (`lax.rem`, `jnp.fmod`).
+/// C-style remainder with the sign of the dividend (`jnp.fmod`). An integer remainder by zero
+/// is 0, as in JAX and NumPy; [`lax::rem`](crate::lax::rem) gives the dividend there instead.
 #[track_caller]
 pub fn fmod(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    let ops = promote_all(&[a.into_array(), b.into_array()]);
+    let (a, b) = (&ops[0], &ops[1]);
+    if a.dtype().is_float() {
+        return bind1(&BinaryOp::Rem, &[a, b]);
+    }
+    bind1(&BinaryOp::Rem, &[a, &nonzero_divisor(b)])
+}
+
+/// The `rem` primitive after promotion: C's `%`, with XLA's answers where C has none (`x % 0`
+/// is `x`, `i32::MIN % -1` is 0).
+#[track_caller]
+pub(crate) fn rem_primitive(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     binary(BinaryOp::Rem, a, b)
 }
 

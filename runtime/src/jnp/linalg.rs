@@ -173,6 +173,12 @@ pub fn tensordot(a: &Array, b: &Array, axes: impl Into<TensordotAxes>) -> Array 
 /// appear once, in alphabetical order. Letters repeated within one operand (diagonals) are
 /// not supported.
 ///
+/// A letter names one size everywhere it appears, except that an axis of length 1 broadcasts
+/// against a longer one, as in JAX. The spec is checked before any computation: a malformed
+/// spec (an operand count or letter count that does not match the operands, an output letter
+/// repeated or missing from the inputs, a letter bound to two different sizes) panics with a
+/// message that starts `einsum:` and names the letter and the sizes.
+///
 /// ```
 /// use rjax_runtime::jnp;
 /// let a = jnp::ones([2, 3]);
@@ -182,11 +188,59 @@ pub fn tensordot(a: &Array, b: &Array, axes: impl Into<TensordotAxes>) -> Array 
 #[track_caller]
 pub fn einsum(spec: &str, operands: &[&Array]) -> Array {
     let (inputs, output) = parse_einsum(spec, operands);
-    match operands {
+    let sizes = letter_sizes(spec, &inputs, operands);
+    // Axes of length 1 whose letter is longer elsewhere are broadcast up front, so the products
+    // below see one size per letter.
+    let operands: Vec<Array> = inputs
+        .iter()
+        .zip(operands)
+        .map(|(letters, x)| {
+            let want: Vec<usize> = letters.iter().map(|c| size_of(&sizes, *c)).collect();
+            if x.shape() == want.as_slice() {
+                (*x).clone()
+            } else {
+                broadcast_to(x, want)
+            }
+        })
+        .collect();
+    match &operands[..] {
         [x] => einsum_one(&inputs[0], &output, x),
         [a, b] => einsum_two((&inputs[0], a), (&inputs[1], b), &output),
         _ => panic!("einsum: {spec:?} needs one or two operands, got {}", operands.len()),
     }
+}
+
+/// The size each letter of an einsum stands for: the same wherever it appears, except that a
+/// length of 1 gives way to a longer one.
+#[track_caller]
+fn letter_sizes(spec: &str, inputs: &[Vec<char>], operands: &[&Array]) -> Vec<(char, usize)> {
+    // (letter, size, where it was first bound with that size)
+    let mut bound: Vec<(char, usize, usize)> = Vec::new();
+    for (i, (letters, x)) in inputs.iter().zip(operands).enumerate() {
+        for (&c, &n) in letters.iter().zip(x.shape()) {
+            match bound.iter_mut().find(|(b, _, _)| *b == c) {
+                None => bound.push((c, n, i)),
+                Some(entry) if entry.1 == n || n == 1 => {}
+                Some(entry) if entry.1 == 1 => *entry = (c, n, i),
+                Some(&mut (_, m, j)) => {
+                    let term = |k: usize| inputs[k].iter().collect::<String>();
+                    panic!(
+                        "einsum: {spec:?}: letter {c} has size {m} in operand {j} ({}, shape {}) \
+                         but size {n} in operand {i} ({}, shape {})",
+                        term(j),
+                        ShapeDisplay(operands[j].shape()),
+                        term(i),
+                        ShapeDisplay(x.shape())
+                    );
+                }
+            }
+        }
+    }
+    bound.into_iter().map(|(c, n, _)| (c, n)).collect()
+}
+
+fn size_of(sizes: &[(char, usize)], c: char) -> usize {
+    sizes.iter().find(|(b, _)| *b == c).expect("every input letter has a size").1
 }
 
 #[track_caller]
@@ -229,7 +283,16 @@ fn parse_einsum(spec: &str, operands: &[&Array]) -> (Vec<Vec<char>>, Vec<char>) 
         once.sort_unstable();
         once
     });
-    for c in &output {
+    for (k, c) in output.iter().enumerate() {
+        if !c.is_ascii_alphabetic() {
+            panic!("einsum: {spec:?}: only letters may name axes");
+        }
+        if output[..k].contains(c) {
+            let out: String = output.iter().collect();
+            panic!(
+                "einsum: {spec:?}: output letter {c} appears more than once in the output {out}"
+            );
+        }
         if !inputs.iter().any(|i| i.contains(c)) {
             panic!("einsum: {spec:?}: output letter {c} appears in no operand");
         }

@@ -114,8 +114,10 @@ pub fn prod_axes(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Array {
     fold(ReduceOp::Prod, &widen_int(x), &axes, keepdims)
 }
 
-/// Largest element; NaN propagates. An empty array gives the identity of `max` (`-inf` for
-/// floats, the type's minimum for integers, `false` for bools) instead of an error.
+/// Largest element; NaN propagates.
+///
+/// Panics if the array is empty, as JAX raises: `max` has no identity, so there is no value
+/// to give.
 ///
 /// ```
 /// use rjax_runtime::jnp;
@@ -128,24 +130,45 @@ pub fn max(x: &Array) -> Array {
 }
 
 /// Largest element over `axes`.
+///
+/// Panics if any of `axes` has length 0. Reducing non-empty axes of an array that is empty
+/// elsewhere is fine: `max_axes` of shape `(0, 3)` over axis 1 has shape `(0,)`.
 #[track_caller]
 pub fn max_axes(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Array {
     let axes = axes.into().resolve("max", x.ndim());
+    check_identityless("max", x.shape(), &axes);
     fold(ReduceOp::Max, x, &axes, keepdims)
 }
 
-/// Smallest element; NaN propagates. An empty array gives `+inf` (the type's maximum for
-/// integers, `true` for bools).
+/// Smallest element; NaN propagates. Panics if the array is empty, like [`max`].
 #[track_caller]
 pub fn min(x: &Array) -> Array {
     min_axes(x, Axes::All, false)
 }
 
-/// Smallest element over `axes`.
+/// Smallest element over `axes`; panics if any of them has length 0, like [`max_axes`].
 #[track_caller]
 pub fn min_axes(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Array {
     let axes = axes.into().resolve("min", x.ndim());
+    check_identityless("min", x.shape(), &axes);
     fold(ReduceOp::Min, x, &axes, keepdims)
+}
+
+/// JAX's check for reductions without an identity: an output element folded from no inputs
+/// would have no value, so reducing an axis of length 0 is an error. The check is on shapes,
+/// which traced arrays know too, so `#[jit]` code fails the same way. (The `Reduce` primitive
+/// itself gives the fold's start value there, which `softmax` and `logsumexp` rely on.)
+#[track_caller]
+fn check_identityless(name: &str, shape: &[usize], axes: &[usize]) {
+    if axes.iter().any(|&ax| shape[ax] == 0) {
+        // Axes print as a tuple, like shapes.
+        panic!(
+            "{name}: zero-size array to reduction operation {name} which has no identity \
+             (shape {}, axes {})",
+            ShapeDisplay(shape),
+            ShapeDisplay(axes)
+        );
+    }
 }
 
 /// Arithmetic mean of all elements. Integers give `float32`; `f16`/`bf16` are summed in `f32`

@@ -5,8 +5,10 @@
 //! pick a branch, [`scan`], [`map`], [`fori_loop`] and [`while_loop`] loop; [`psum`] and the other collectives
 //! combine values across a named mapped axis. With concrete operands outside a
 //! trace they simply run the Rust closures. [`conv_general_dilated`] is XLA's general
-//! convolution, with the shortcuts [`conv`] and [`conv_with_general_padding`].
+//! convolution, with the shortcuts [`conv`] and [`conv_with_general_padding`]. [`div`] and
+//! [`rem`] are the integer division and remainder of XLA, which `jnp` adjusts at zero divisors.
 
+mod arith;
 mod branch;
 mod collective;
 mod conv;
@@ -15,6 +17,7 @@ mod scan;
 
 pub use crate::primitives::ConvDimensionNumbers;
 pub use crate::transform::ad::custom::stop_gradient;
+pub use arith::{div, rem};
 pub use branch::{cond, select, switch};
 pub use collective::{
     all_gather, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter, AxisNames,

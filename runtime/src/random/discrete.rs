@@ -14,12 +14,16 @@ use crate::shape::{broadcast_shapes, normalize_axis, size, ShapeDisplay};
 /// maxval)`); the bounds are integers or integer arrays that broadcast to `shape`.
 ///
 /// Like JAX, each value combines two 32-bit draws (from the two halves of `split(key)`) by
-/// modular arithmetic, and `maxval == minval` gives `minval`. Panics if any `minval > maxval`.
+/// modular arithmetic. Bounds outside the dtype's range are clipped to it, a `maxval` above
+/// the dtype's maximum still reaching that maximum; where `maxval <= minval` the range is
+/// empty and the value is `minval`, as in JAX.
 ///
 /// ```
 /// use rjax_runtime::random;
 /// let dice = random::randint(&random::key(7), [6], 0, 10);
 /// assert_eq!(dice.to_vec::<i32>().unwrap(), vec![9, 2, 0, 7, 2, 6]);
+/// let top = random::randint(&random::key(0), [4], i32::MAX as i64, 1i64 << 40);
+/// assert!(top.to_vec::<i32>().unwrap().iter().all(|&v| v == i32::MAX));
 /// ```
 #[track_caller]
 pub fn randint(
@@ -32,8 +36,14 @@ pub fn randint(
 }
 
 /// Uniform integers of `dtype` (any signed or unsigned integer type) in `[minval, maxval)`.
-/// Types narrower than 32 bits are drawn as `int32` and converted, as JAX does to limit the
-/// modulo bias; `maxval` may exceed the type's maximum by one (`randint(.., 0, 256, U8)`).
+///
+/// Bounds are taken as JAX takes them with `jax_enable_x64` and an explicit `dtype`: integer
+/// bounds keep their values (`uint64` ones included), float bounds are truncated to `int64`,
+/// and then both are clipped to the range of `dtype`, where a `maxval` past its maximum widens
+/// the span by one so the maximum stays reachable. Types narrower than 32 bits are drawn as
+/// `int32` and converted, as JAX does to limit the modulo bias; their bounds are first
+/// converted to `int32` as JAX converts them (wrapping, so `1 << 40` becomes 0) and clipped to
+/// the type's range, `maxval` to one past its maximum (`randint(.., 0, 256, U8)`).
 #[track_caller]
 pub fn randint_dtype(
     key: &Key,
@@ -47,24 +57,24 @@ pub fn randint_dtype(
     if !dtype.is_int() {
         panic!("randint: dtype must be an integer type, got {dtype}");
     }
-    let lo = int_bound("minval", minval, shape);
-    let hi = int_bound("maxval", maxval, shape);
-    if let Some(i) = (0..lo.len()).find(|&i| lo[i] > hi[i]) {
-        panic!("randint: minval > maxval ({} > {} at flat index {i})", lo[i], hi[i]);
-    }
-    if dtype.size_of() >= 4 {
+    let narrow = dtype.size_of() < 4;
+    let lo = int_bound("minval", minval, shape, narrow);
+    let hi = int_bound("maxval", maxval, shape, narrow);
+    if !narrow {
         return randint_bits(key, &lo, &hi, shape, dtype);
     }
     let (min, max) = int_range(dtype);
-    let clip = |v: &[i64], top: i128| -> Vec<i64> {
-        v.iter().map(|&x| (x as i32 as i128).clamp(min, top) as i64).collect()
-    };
+    let clip =
+        |v: &[i128], top: i128| -> Vec<i128> { v.iter().map(|&x| x.clamp(min, top)).collect() };
     randint_bits(key, &clip(&lo, max), &clip(&hi, max + 1), shape, DType::I32).astype(dtype)
 }
 
-/// An integer bound as `i64`s broadcast to `shape` (floats truncate, like `astype(int)`).
+/// An integer bound broadcast to `shape`, with its exact value: `int64` for signed integers,
+/// `uint64` for unsigned ones and `int64` truncation for floats (JAX's `astype(int)` under
+/// x64). With `narrow`, the value is instead the bound converted to `int32`, as JAX converts
+/// the bounds of 8- and 16-bit samples.
 #[track_caller]
-fn int_bound(name: &str, x: impl ArrayLike, shape: &[usize]) -> Vec<i64> {
+fn int_bound(name: &str, x: impl ArrayLike, shape: &[usize], narrow: bool) -> Vec<i128> {
     let x = x.into_array();
     if x.dtype().is_bool() {
         panic!("randint: {name} must be an integer, got bool");
@@ -76,7 +86,16 @@ fn int_bound(name: &str, x: impl ArrayLike, shape: &[usize]) -> Vec<i64> {
             ShapeDisplay(shape)
         );
     }
-    broadcast_to::<i64>(&x.astype(DType::I64), shape)
+    let wide = |v: Vec<i64>| v.into_iter().map(i128::from).collect();
+    if narrow {
+        return wide(broadcast_to::<i64>(&x.astype(DType::I32).astype(DType::I64), shape));
+    }
+    if x.dtype().is_unsigned_int() {
+        // Through int64 the values above i64::MAX would wrap negative.
+        let v = broadcast_to::<u64>(&x.astype(DType::U64), shape);
+        return v.into_iter().map(i128::from).collect();
+    }
+    wide(broadcast_to::<i64>(&x.astype(DType::I64), shape))
 }
 
 /// The smallest and largest values of an integer dtype.
@@ -92,22 +111,22 @@ fn int_range(dtype: DType) -> (i128, i128) {
 /// JAX's `_randint` for a 32- or 64-bit `dtype`: two draws of `nbits` bits, combined as
 /// `(hi % span * (2^nbits % span) + lo % span) % span` in unsigned `nbits`-bit arithmetic.
 #[track_caller]
-fn randint_bits(key: &Key, lo: &[i64], hi: &[i64], shape: &[usize], dtype: DType) -> Array {
+fn randint_bits(key: &Key, lo: &[i128], hi: &[i128], shape: &[usize], dtype: DType) -> Array {
     let nbits = dtype.size_of() * 8;
     let mask = if nbits == 64 { u64::MAX } else { (1u64 << nbits) - 1 };
     let (min, max) = int_range(dtype);
-    // Bounds are clipped into the dtype; a maxval above its maximum widens the span by one.
-    let (clip_lo, clip_hi) = (min.max(i64::MIN as i128), max.min(i64::MAX as i128));
     let keys = split(key, 2);
     let word = if nbits == 64 { DType::U64 } else { DType::U32 };
     let draw = |k: &Key| bits_dtype(k, shape, word).astype(DType::U64).to_vec::<u64>().unwrap();
     let (higher, lower) = (draw(&keys.get(0)), draw(&keys.get(1)));
     let words: Vec<u64> = (0..lo.len())
         .map(|i| {
-            let out_of_range = hi[i] as i128 > clip_hi;
-            let (l, h) =
-                ((lo[i] as i128).clamp(clip_lo, clip_hi), (hi[i] as i128).clamp(clip_lo, clip_hi));
+            // Bounds are clipped into the dtype; a maxval above its maximum widens the span by
+            // one, so that the maximum itself can be drawn.
+            let out_of_range = hi[i] > max;
+            let (l, h) = (lo[i].clamp(min, max), hi[i].clamp(min, max));
             let (lw, hw) = (l as u64 & mask, h as u64 & mask);
+            // An empty range (maxval <= minval) has span 1, which always gives minval.
             let mut span = if h <= l { 1 } else { hw.wrapping_sub(lw) & mask };
             if out_of_range && h > l {
                 span = span.wrapping_add(1) & mask;
@@ -259,7 +278,17 @@ fn choose(key: &Key, pop: Population, shape: &[usize], replace: bool, p: Option<
         return jnp::zeros_dtype(shape, dtype);
     }
     if n_inputs == 0 {
-        panic!("choice: the population must not be empty unless no samples are taken");
+        let population = match pop {
+            Population::Range(_) => "0..0".to_string(),
+            Population::Axis(a, axis) => {
+                format!("axis {axis} of shape {}", ShapeDisplay(a.shape()))
+            }
+        };
+        panic!(
+            "choice: the population must not be empty unless no samples are taken (population \
+             {population}, sample shape {})",
+            ShapeDisplay(shape)
+        );
     }
     if !replace && n_draws > n_inputs {
         panic!(
@@ -356,6 +385,8 @@ fn weighted<T: SampleFloat>(
 /// of `logits` without `axis`. Uses the Gumbel-max trick as JAX does:
 /// `argmax(logits + gumbel(key, logits.shape), axis)`.
 ///
+/// Panics if `axis` has length 0 (no categories), as JAX raises.
+///
 /// ```
 /// use rjax_runtime::{jnp, random};
 /// let logits = jnp::array(&[0.0f32, 10.0, 0.0]);
@@ -388,6 +419,15 @@ fn categorical_impl(key: &Key, logits: &Array, axis: isize, shape: Option<&[usiz
     let axis = normalize_axis("categorical", axis, logits.ndim());
     let mut batch = logits.shape().to_vec();
     let classes = batch.remove(axis);
+    if classes == 0 {
+        // There is no category to draw (JAX's arg-max over the empty axis raises), even when
+        // no samples are asked for.
+        panic!(
+            "categorical: attempt to draw from 0 classes: axis {axis} of the logits of shape {} \
+             is empty",
+            ShapeDisplay(logits.shape())
+        );
+    }
     let shape = shape.map_or(batch.clone(), <[usize]>::to_vec);
     if shape.len() < batch.len() || broadcast_shapes(&shape, &batch).as_deref() != Some(&shape[..])
     {

@@ -25,9 +25,11 @@
 //!   `_dtype` variants take one. `float64` samplers draw 64 bits per value, as JAX does with
 //!   `jax_enable_x64`, so they match JAX's x64 numbers.
 //! - Shapes are given as `[usize]` and counts as `usize`, so negative sizes cannot be written.
-//!   Other bad input (a key array where one key is needed, `minval > maxval`, a sample without
-//!   replacement larger than its population, a non-float dtype for a float sampler) panics
-//!   with a message that names the function.
+//!   Other bad input (a key array where one key is needed, `minval > maxval` for a float
+//!   sampler, a sample without replacement larger than its population, categories or a
+//!   population of size 0, a non-float dtype for a float sampler) panics with a message that
+//!   names the function. [`randint`] follows JAX instead: an empty range gives `minval`, and
+//!   bounds outside the dtype are clipped to it.
 //! - `float16`/`bfloat16` samples are not supported.
 //!
 //! # Primitives

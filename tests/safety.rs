@@ -106,6 +106,17 @@ fn out_of_memory_is_an_error_and_the_process_goes_on() {
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
     assert!(try_run(|| jnp::arange(1e18)).is_err());
 
+    // A #[jit] function whose result cannot be allocated, called fallibly, twice (the plan
+    // is cached after the first failure and fails the same way).
+    for _ in 0..2 {
+        let err = try_run(|| huge_result(&x)).unwrap_err();
+        match err {
+            Error::OutOfMemory { op, .. } => assert!(op.contains("huge_result"), "{op}"),
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+    }
+    assert_eq!(huge_result_small(&x).shape(), &[4, 1 << 20]);
+
     // Other panics pass through try_run untouched.
     let msg = panic_message(|| try_run(|| jnp::ones([2]).reshape([3])));
     assert!(msg.starts_with("reshape:"), "{msg}");
@@ -123,6 +134,16 @@ fn out_of_memory_is_an_error_and_the_process_goes_on() {
     assert!(after < before, "a training step after the failures lowers the loss");
     let fallible = try_run(|| grad_loss(&params, &inputs, &targets)).unwrap();
     assert_eq!(fallible[0].0.to_vec::<f32>().unwrap(), grads[0].0.to_vec::<f32>().unwrap());
+}
+
+#[jit]
+fn huge_result(x: &Array) -> Array {
+    jnp::broadcast_to(x, [1 << 40, x.shape()[0]]) * 2.0
+}
+
+#[jit]
+fn huge_result_small(x: &Array) -> Array {
+    jnp::broadcast_to(x, [4, x.shape()[0]]) * 2.0
 }
 
 #[jit]

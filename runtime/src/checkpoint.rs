@@ -105,7 +105,11 @@ pub fn save<T: tree::Tree + ?Sized>(path: impl AsRef<Path>, tree: &T) -> Result<
 /// one but not the other, or checksums for some tensors only, has a damaged header and is
 /// an error.
 pub fn load<T: Unflatten>(path: impl AsRef<Path>, like: &T) -> Result<T, Error> {
-    let path = path.as_ref();
+    // A file too large for memory is an `Error::OutOfMemory`, not an abort.
+    crate::exec::cpu::alloc::try_run(|| load_file(path.as_ref(), like))?
+}
+
+fn load_file<T: Unflatten>(path: &Path, like: &T) -> Result<T, Error> {
     let bytes = fs::read(path).map_err(|e| failure(path, None, format!("cannot read it: {e}")))?;
     let unreadable = |e: safetensors::SafeTensorError| {
         failure(path, None, format!("not a readable safetensors file (truncated or corrupt?): {e}"))

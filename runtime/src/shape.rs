@@ -140,6 +140,17 @@ pub fn normalize_axis(op: &str, axis: isize, rank: usize) -> usize {
     }
 }
 
+/// [`normalize_axis`] for each of `axes`, in order. A loop rather than a closure, so that a
+/// panic points at the caller's line (closures do not carry `#[track_caller]`).
+#[track_caller]
+pub fn normalize_axes(op: &str, axes: &[isize], rank: usize) -> Vec<usize> {
+    let mut out = Vec::with_capacity(axes.len());
+    for &axis in axes {
+        out.push(normalize_axis(op, axis, rank));
+    }
+    out
+}
+
 /// Axes for reductions and other multi-axis operations: all of them, or a list (negative
 /// values count from the end).
 ///
@@ -158,8 +169,7 @@ impl Axes {
         match self {
             Axes::All => (0..rank).collect(),
             Axes::Some(list) => {
-                let mut out: Vec<usize> =
-                    list.iter().map(|&a| normalize_axis(op, a, rank)).collect();
+                let mut out = normalize_axes(op, list, rank);
                 out.sort_unstable();
                 let before = out.len();
                 out.dedup();
@@ -216,7 +226,9 @@ mod tests {
         // The bound is in bytes: 2^61 f32 elements are 2^63 bytes.
         assert_eq!(checked_size(&[1 << 61], 1), Some(1 << 61));
         assert_eq!(checked_size(&[1 << 61], 4), None);
-        assert!(validate(&[1 << 40, 1 << 40], DType::F32).unwrap_err().contains("(1099511627776, 1099511627776)"));
+        assert!(validate(&[1 << 40, 1 << 40], DType::F32)
+            .unwrap_err()
+            .contains("(1099511627776, 1099511627776)"));
     }
 
     #[test]

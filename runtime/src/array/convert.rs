@@ -25,9 +25,7 @@ impl Array {
             expected: T::DTYPE,
             found: self.dtype(),
         })?;
-        alloc::try_run(|| {
-            alloc::named(|| "to_vec".to_string(), || alloc::copy_of(values))
-        })
+        alloc::try_run(|| alloc::named(|| "to_vec".to_string(), || alloc::copy_of(values)))
     }
 
     /// The single element of a 0-d or one-element array.

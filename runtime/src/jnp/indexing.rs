@@ -94,6 +94,7 @@ macro_rules! slice_elem_from_int {
 slice_elem_from_int!(i32, i64, isize, usize);
 
 /// The exclusive end after inclusive end `e`: `..=-1` runs to the end of the axis.
+#[track_caller]
 fn inclusive_end(e: isize) -> Option<isize> {
     if e == -1 {
         None
@@ -202,6 +203,7 @@ struct Resolved {
 }
 
 /// Resolves Python-style bounds and a step against an axis of extent `n`.
+#[track_caller]
 fn resolve_range(start: Option<isize>, end: Option<isize>, step: isize, n: usize) -> AxisIndex {
     let n = n as isize;
     let bound = |b: isize| (if b < 0 { b + n } else { b }).clamp(0, n);
@@ -239,6 +241,7 @@ fn resolve(op: &str, shape: &[usize], index: &[SliceElem]) -> Resolved {
     }
     let mut axes = Vec::with_capacity(rank);
     let mut items = Vec::new();
+    #[track_caller]
     fn take_axis(a: AxisIndex, axes: &mut Vec<AxisIndex>, items: &mut Vec<Item>) {
         items.push(Item::Axis(axes.len()));
         axes.push(a);
@@ -400,11 +403,12 @@ fn gather_advanced(op: &str, y: &Array, advanced: &[(usize, Array)], mode: Index
 fn combine_indices(op: &str, arrays: &[&Array], extents: &[usize], mode: IndexMode) -> Array {
     let mut shape: Vec<usize> = Vec::new();
     for a in arrays {
-        shape = broadcast_shapes(&shape, a.shape()).unwrap_or_else(|| {
+        let Some(joint) = broadcast_shapes(&shape, a.shape()) else {
             let shapes: Vec<String> =
                 arrays.iter().map(|a| ShapeDisplay(a.shape()).to_string()).collect();
             panic!("{op}: index arrays of shapes {} do not broadcast together", shapes.join(", "))
-        });
+        };
+        shape = joint;
     }
     let total: usize = extents.iter().product();
     let mut flat = Array::from(0i64);

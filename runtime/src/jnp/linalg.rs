@@ -64,14 +64,13 @@ pub fn matmul(a: &Array, b: &Array) -> Array {
     let b2 = if b.ndim() == 1 { b.reshape([b.shape()[0] as isize, 1]) } else { b.clone() };
     let (ra, rb) = (a2.ndim(), b2.ndim());
     check_contracted("matmul", &a2, ra - 1, &b2, rb - 2);
-    let batch =
-        broadcast_shapes(&a2.shape()[..ra - 2], &b2.shape()[..rb - 2]).unwrap_or_else(|| {
-            panic!(
-                "matmul: batch dimensions do not broadcast: shapes {} and {}",
-                ShapeDisplay(a.shape()),
-                ShapeDisplay(b.shape())
-            )
-        });
+    let Some(batch) = broadcast_shapes(&a2.shape()[..ra - 2], &b2.shape()[..rb - 2]) else {
+        panic!(
+            "matmul: batch dimensions do not broadcast: shapes {} and {}",
+            ShapeDisplay(a.shape()),
+            ShapeDisplay(b.shape())
+        )
+    };
     let full = |x: &Array, r: usize| {
         let mut shape = batch.clone();
         shape.extend_from_slice(&x.shape()[r - 2..]);

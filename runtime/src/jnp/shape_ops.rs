@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::{convert, promote_all, ArrayLike};
 use crate::primitives::{bind1, BroadcastInDim, Concatenate, Pad, Reshape, Rev, Slice, Transpose};
-use crate::shape::{normalize_axis, Axes, ShapeDisplay};
+use crate::shape::{normalize_axes, normalize_axis, Axes, ShapeDisplay};
 use crate::Array;
 
 /// A shape argument that may contain one `-1`, inferred from the element count: `[2, -1]`,
@@ -57,13 +57,13 @@ fn resolve_shape(x: &Array, dims: &[isize]) -> Vec<usize> {
     if let Some(bad) = dims.iter().find(|&&d| d < -1) {
         panic!("reshape: invalid extent {bad} in shape {wanted}");
     }
-    let known = crate::shape::checked_product(dims.iter().filter(|&&d| d >= 0).map(|&d| d as usize))
-        .unwrap_or_else(|| {
-            panic!(
-                "reshape: an array of shape {wanted} would hold more than isize::MAX bytes (the \
-                 product of its extents overflows), so no such array can exist"
-            )
-        });
+    let known_dims = dims.iter().filter(|&&d| d >= 0).map(|&d| d as usize);
+    let Some(known) = crate::shape::checked_product(known_dims) else {
+        panic!(
+            "reshape: an array of shape {wanted} would hold more than isize::MAX bytes (the \
+             product of its extents overflows), so no such array can exist"
+        )
+    };
     let n = x.size();
     let infer = dims.contains(&-1);
     let fits = if infer { known != 0 && n.is_multiple_of(known) } else { known == n };
@@ -104,7 +104,7 @@ pub fn ravel(x: &Array) -> Array {
 /// axes (unlike [`Axes::resolve`], the order is kept).
 #[track_caller]
 fn ordered_axes(op: &str, axes: &[isize], rank: usize) -> Vec<usize> {
-    let out: Vec<usize> = axes.iter().map(|&a| normalize_axis(op, a, rank)).collect();
+    let out = normalize_axes(op, axes, rank);
     let mut seen = vec![false; rank];
     if out.iter().any(|&a| std::mem::replace(&mut seen[a], true)) {
         panic!("{op}: repeated axis in {axes:?}");

@@ -151,6 +151,7 @@ fn traced_branches<T: Unflatten, R: Unflatten>(
     tree::unflatten(&out_def, outs)
 }
 
+#[track_caller]
 fn trace_branch<T: Unflatten, R: Tree>(
     avals: &[Aval],
     def: &TreeDef,
@@ -164,6 +165,7 @@ fn trace_branch<T: Unflatten, R: Tree>(
 
 /// Where the branches' outputs differ only because one is a weakly typed scalar (a Rust
 /// literal), converts it to the other's dtype inside its branch, as JAX does.
+#[track_caller]
 pub(super) fn unify_outputs(mut branches: Vec<Traced<TreeDef>>) -> Vec<Traced<TreeDef>> {
     let n_out = branches[0].program.outputs.len();
     for i in 0..n_out {
@@ -183,6 +185,7 @@ pub(super) fn unify_outputs(mut branches: Vec<Traced<TreeDef>>) -> Vec<Traced<Tr
     branches
 }
 
+#[track_caller]
 pub(super) fn convert_output(program: &mut Program, i: usize, dtype: DType, weak: bool) {
     let source = program.outputs[i].clone();
     let aval = program.atom_aval(&source);
@@ -198,6 +201,7 @@ pub(super) fn convert_output(program: &mut Program, i: usize, dtype: DType, weak
 
 /// Makes every branch take the same operands: the `n_explicit` operands, then every value
 /// any branch captured from the enclosing trace (each branch ignores the ones it does not use).
+#[track_caller]
 pub(super) fn share_captures(
     n_explicit: usize,
     branches: Vec<Traced<TreeDef>>,

@@ -66,6 +66,7 @@ impl<const N: usize> From<[(i64, i64); N]> for Padding {
 impl Padding {
     /// The `(low, high)` pairs for spatial inputs of extents `input`, windows spanning
     /// `window` elements (dilation included) and `strides` (JAX's `padtype_to_pads`).
+    #[track_caller]
     pub fn pairs(&self, input: &[usize], window: &[usize], strides: &[usize]) -> Vec<(i64, i64)> {
         let same = |d: usize, lower: bool| {
             let (input, window, stride) = (input[d] as i64, window[d] as i64, strides[d] as i64);
@@ -96,8 +97,10 @@ impl From<(&str, &str, &str)> for ConvDimensionNumbers {
     /// Panics if the strings are malformed.
     #[track_caller]
     fn from((lhs, rhs, out): (&str, &str, &str)) -> ConvDimensionNumbers {
-        ConvDimensionNumbers::parse(lhs, rhs, out)
-            .unwrap_or_else(|e| panic!("conv_general_dilated: {e}"))
+        match ConvDimensionNumbers::parse(lhs, rhs, out) {
+            Ok(numbers) => numbers,
+            Err(e) => panic!("conv_general_dilated: {e}"),
+        }
     }
 }
 
@@ -141,12 +144,14 @@ impl Default for ConvOptions {
 
 impl ConvOptions {
     /// With this input dilation.
+    #[track_caller]
     pub fn lhs_dilation(mut self, dilation: impl AsRef<[usize]>) -> ConvOptions {
         self.lhs_dilation = Some(dilation.as_ref().to_vec());
         self
     }
 
     /// With this kernel dilation.
+    #[track_caller]
     pub fn rhs_dilation(mut self, dilation: impl AsRef<[usize]>) -> ConvOptions {
         self.rhs_dilation = Some(dilation.as_ref().to_vec());
         self
@@ -160,12 +165,14 @@ impl ConvOptions {
     }
 
     /// With this many feature groups.
+    #[track_caller]
     pub fn feature_group_count(mut self, count: usize) -> ConvOptions {
         self.feature_group_count = count;
         self
     }
 
     /// With this many batch groups.
+    #[track_caller]
     pub fn batch_group_count(mut self, count: usize) -> ConvOptions {
         self.batch_group_count = count;
         self
@@ -225,10 +232,13 @@ pub fn conv_general_dilated(
     options: impl Into<ConvOptions>,
 ) -> Array {
     let (padding, options) = (padding.into(), options.into());
-    let prim =
-        primitive(lhs, rhs, window_strides.as_ref(), &padding, options).unwrap_or_else(|e| {
+    // A match, not a closure: the panic must point at the caller's line.
+    let prim = match primitive(lhs, rhs, window_strides.as_ref(), &padding, options) {
+        Ok(prim) => prim,
+        Err(e) => {
             panic!("conv_general_dilated: {e}; got lhs {} and rhs {}", lhs.aval(), rhs.aval())
-        });
+        }
+    };
     bind1(&prim, &[lhs, rhs])
 }
 
@@ -274,6 +284,7 @@ pub fn conv_with_general_padding(
 }
 
 /// The primitive for these arguments, or what is wrong with them.
+#[track_caller]
 fn primitive(
     lhs: &Array,
     rhs: &Array,
@@ -322,6 +333,7 @@ fn primitive(
     })
 }
 
+#[track_caller]
 fn explicit_len(padding: &Padding) -> Option<(&'static str, usize)> {
     match padding {
         Padding::Explicit(pairs) => Some(("padding", pairs.len())),
@@ -330,6 +342,7 @@ fn explicit_len(padding: &Padding) -> Option<(&'static str, usize)> {
 }
 
 /// Explicit padding for the operands, as JAX's `padtype_to_pads` computes it.
+#[track_caller]
 fn resolve_padding(
     padding: &Padding,
     lhs: &Array,

@@ -111,6 +111,7 @@ pub fn fori_loop<T: Unflatten>(
 }
 
 /// A bound's value when it is known while tracing.
+#[track_caller]
 fn static_bound(bound: &Array) -> Option<i32> {
     if bound.is_traced() {
         return None;
@@ -118,6 +119,7 @@ fn static_bound(bound: &Array) -> Option<i32> {
     bound.item::<i32>().ok()
 }
 
+#[track_caller]
 fn predicate(p: &Array) -> bool {
     check_predicate(p);
     p.item::<bool>().expect("checked to be a 0-d bool")

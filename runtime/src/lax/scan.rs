@@ -28,11 +28,13 @@ pub struct ScanOptions {
 
 impl ScanOptions {
     /// Sets the number of steps.
+    #[track_caller]
     pub fn length(self, length: usize) -> ScanOptions {
         ScanOptions { length: Some(length), ..self }
     }
 
     /// Sets the direction.
+    #[track_caller]
     pub fn reverse(self, reverse: bool) -> ScanOptions {
         ScanOptions { reverse, ..self }
     }
@@ -168,6 +170,7 @@ fn scan_length(xs: &[Array], length: Option<usize>) -> usize {
     }
 }
 
+#[track_caller]
 fn slice_aval(x: &Array) -> Aval {
     let mut aval = x.aval();
     aval.shape.remove(0);

@@ -71,6 +71,15 @@ pub fn with_capacity<T>(n: usize) -> Vec<T> {
     v
 }
 
+/// `n` copies of `value` in a fallibly allocated `Vec` (for accumulators and other buffers of
+/// types that are not array elements).
+#[track_caller]
+pub fn filled<T: Clone>(n: usize, value: T) -> Vec<T> {
+    let mut v = with_capacity(n);
+    v.resize(n, value);
+    v
+}
+
 /// `src` copied into a fallibly allocated `Vec` (for reading an array's values out).
 #[track_caller]
 pub fn copy_of<T: Clone>(src: &[T]) -> Vec<T> {
@@ -104,7 +113,27 @@ pub fn out_of_memory(bytes: usize) -> ! {
     if SCOPES.with(Cell::get) > 0 {
         resume_unwind(Box::new(OutOfMemory { bytes }));
     }
-    report(Error::OutOfMemory { op: "allocating an array".to_string(), bytes })
+    report(Error::OutOfMemory { op: UNNAMED.to_string(), bytes })
+}
+
+/// The operation an allocation failure outside any [`named`] scope is reported under (a
+/// kernel's worker thread runs outside its caller's scope).
+const UNNAMED: &str = "allocating an array";
+
+/// The bytes of the failed allocation a panic `payload` reports, if it is an out-of-memory
+/// panic raised outside a [`named`] scope (on a worker thread), so the scope it crossed into
+/// can report it again under its operation's name.
+fn unnamed_failure(payload: &(dyn std::any::Any + Send)) -> Option<usize> {
+    let message = payload.downcast_ref::<String>()?;
+    match LAST.lock().unwrap_or_else(|e| e.into_inner()).as_ref()? {
+        Error::OutOfMemory { op, bytes }
+            if op == UNNAMED
+                && *message == Error::OutOfMemory { op: op.clone(), bytes: *bytes }.to_string() =>
+        {
+            Some(*bytes)
+        }
+        _ => None,
+    }
 }
 
 #[track_caller]
@@ -132,7 +161,10 @@ pub fn named<R>(op: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {
         Ok(value) => value,
         Err(payload) => match payload.downcast::<OutOfMemory>() {
             Ok(oom) => report(Error::OutOfMemory { op: op(), bytes: oom.bytes }),
-            Err(other) => resume_unwind(other),
+            Err(other) => match unnamed_failure(other.as_ref()) {
+                Some(bytes) => report(Error::OutOfMemory { op: op(), bytes }),
+                None => resume_unwind(other),
+            },
         },
     }
 }

@@ -74,7 +74,7 @@ where
     let kept = shape.iter().enumerate().filter(|(ax, _)| !axes.contains(ax));
     let out_len: usize = kept.map(|(_, &d)| d).product();
     if src.is_empty() {
-        return vec![fold.identity; out_len];
+        return super::alloc::filled(out_len, fold.identity);
     }
     let mut groups = merge(shape.iter().enumerate().map(|(ax, &d)| (d, axes.contains(&ax))));
     let Some(g) = last_reduced(&groups) else {
@@ -130,7 +130,7 @@ where
     where
         L: Fn(S) -> A + Sync,
     {
-        let mut out = vec![self.identity; outer * inner];
+        let mut out = super::alloc::filled(outer * inner, self.identity);
         let parallel = src.len() >= PARALLEL_THRESHOLD;
         if inner == 1 {
             let per_row = |(o, row): (&mut A, &[S])| *o = self.row(row);
@@ -426,7 +426,7 @@ where
 {
     let (outer, n, inner) = split_at_axis(shape, axis);
     assert!(n > 0, "arg_reduce over an empty axis");
-    let mut out = vec![0i32; outer * inner];
+    let mut out = super::alloc::filled(outer * inner, 0i32);
     if out.is_empty() {
         return out;
     }

@@ -10,6 +10,9 @@ use rjax::prelude::*;
 /// Where the last panic on this test's thread was raised, as the panic hook saw it.
 static LAST: Mutex<Option<(String, String)>> = Mutex::new(None);
 
+/// A bad call and the operation its panic must name.
+type Case<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
 /// The file and message of the panic `f` raises (it must raise one).
 fn panic_site(f: impl FnOnce()) -> (String, String) {
     *LAST.lock().unwrap() = None;
@@ -33,7 +36,7 @@ fn panics_point_at_the_callers_line() {
     let here = Location::caller().file();
     let x = jnp::ones([2, 3]);
     let k = jnp::ones([3, 3]);
-    let cases: Vec<(&str, Box<dyn Fn()>)> = vec![
+    let cases: Vec<Case> = vec![
         ("sum", Box::new(|| drop(x.sum_axes(5, false)))),
         ("sum", Box::new(|| drop(x.sum_axes([0, 0], false)))),
         ("mean", Box::new(|| drop(x.mean_axes(-3, false)))),

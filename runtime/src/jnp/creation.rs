@@ -169,7 +169,7 @@ pub fn arange_step(start: f64, stop: f64, step: f64, dtype: DType) -> Array {
     }
     let count = ((stop - start) / step).ceil().max(0.0);
     // A count past the largest array (or NaN from infinite bounds) is refused, not saturated.
-    if !(count < crate::shape::MAX_BYTES as f64) {
+    if count.is_nan() || count >= crate::shape::MAX_BYTES as f64 {
         panic!("arange: start={start}, stop={stop}, step={step} would give {count} elements, more than any array can hold");
     }
     let n = count as usize;

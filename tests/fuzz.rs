@@ -1,0 +1,39 @@
+//! A fuzz suite for the safe API: random shapes (empty ones, and extents like 2^32, 2^62 + 1
+//! and `usize::MAX` that no array can have), dtypes, axes, indices and values (NaNs with
+//! payloads, infinities, subnormals, signed zeros, integer extremes) fed to the `jnp`, `lax`
+//! and `random` functions and to primitives bound directly. No call may abort, crash or hang;
+//! a refusal must be a panic that names the operation; eager and `#[jit]` results must agree
+//! bit for bit; results must be real arrays of the shape asked for; and where cheap, `vmap` and
+//! `grad` are checked too (see `fuzz/check.rs` for the properties, `fuzz/ops.rs` for what is
+//! called and how cases are drawn).
+//!
+//! Cases run in child processes (`fuzz/harness.rs`), so a crash is reported with its case
+//! instead of ending the run. The seed is fixed, so every run draws the same cases:
+//! `RJAX_FUZZ_CASES=<n>` runs more of them, `RJAX_FUZZ_SEED=<s>` draws others,
+//! `RJAX_FUZZ_ONLY=<i>` reruns case `i` alone, `RJAX_FUZZ_JOBS` sets how many children run at
+//! once and `RJAX_FUZZ_TIMEOUT` how many seconds one case may take (30).
+
+#[path = "fuzz/check.rs"]
+mod check;
+#[path = "fuzz/draw.rs"]
+mod draw;
+#[path = "fuzz/harness.rs"]
+mod harness;
+#[path = "fuzz/ops.rs"]
+mod ops;
+
+/// The parent when run by the test harness; a child (running a range of cases) when the
+/// parent started it with `RJAX_FUZZ_CHILD` set.
+#[test]
+fn fuzz() {
+    if let Ok(spec) = std::env::var("RJAX_FUZZ_CHILD") {
+        harness::child(&spec);
+        return;
+    }
+    let settings = harness::Settings::from_env();
+    let (summary, failures) = harness::parent(&settings);
+    println!("{summary}");
+    if !failures.is_empty() {
+        panic!("{summary}; {} distinct:\n\n{}", failures.len(), failures.join("\n\n"));
+    }
+}

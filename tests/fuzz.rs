@@ -13,6 +13,8 @@
 //! `RJAX_FUZZ_ONLY=<i>` reruns case `i` alone, `RJAX_FUZZ_JOBS` sets how many children run at
 //! once and `RJAX_FUZZ_TIMEOUT` how many seconds one case may take (30).
 
+use std::io::Write;
+
 #[path = "fuzz/check.rs"]
 mod check;
 #[path = "fuzz/draw.rs"]
@@ -32,7 +34,9 @@ fn fuzz() {
     }
     let settings = harness::Settings::from_env();
     let (summary, failures) = harness::parent(&settings);
-    println!("{summary}");
+    // Straight to stderr: the test harness captures `println!` of a passing test, and the
+    // count of cases run is worth seeing on every run.
+    let _ = writeln!(std::io::stderr(), "{summary}");
     if !failures.is_empty() {
         panic!("{summary}; {} distinct:\n\n{}", failures.len(), failures.join("\n\n"));
     }

@@ -384,6 +384,11 @@ pub fn input(lo: usize, hi: usize) -> BoxedStrategy<Input> {
     (input_shape(lo, hi), dtype()).prop_flat_map(|(s, d)| input_of(s, d)).boxed()
 }
 
+/// An input with a small shape (no enormous extents).
+pub fn small_input(lo: usize, hi: usize) -> BoxedStrategy<Input> {
+    (small_shape(lo, hi), dtype()).prop_flat_map(|(s, d)| input_of(s, d)).boxed()
+}
+
 /// Integer index arrays: mostly `int32` (in and out of bounds, negative, extreme), sometimes
 /// another dtype that index operations must refuse or convert.
 pub fn index_input(lo: usize, hi: usize) -> BoxedStrategy<Input> {

@@ -163,7 +163,9 @@ pub fn child(spec: &str) {
             default_hook(info);
         }
     }));
+    // Every case traces afresh (its op's key is a static argument): keep few plans around.
     check::twins::jitted::set_cache_capacity(8);
+    check::twins::grad_jitted::set_cache_capacity(8);
     let strategy = ops::case();
     let mut shrink_budget = Duration::from_secs(30);
     for i in start as usize..end as usize {

@@ -19,7 +19,7 @@ use rjax::transform::ad::api::Flat;
 use rjax::transform::batch::api::{vmap, BatchAxes, Vmap};
 
 use crate::draw::{self, elements, valid_shape, Data, Input};
-use crate::ops::{Case, Op};
+use crate::ops::{Case, Expect, Op};
 
 /// What became of a case.
 pub enum Verdict {
@@ -389,11 +389,16 @@ pub fn run_case(case: &Case) -> Verdict {
             return Verdict::Fail(failure(op_name, what, format!("{} results", outs.len())));
         }
     }
-    if let (Some(want), [out]) = (case.op.expected_shape(&case.inputs), outs.as_slice()) {
-        if out.shape() != want.as_slice() {
+    match (case.op.expected(&case.inputs), outs.as_slice()) {
+        (Some(Expect::Shape(want)), [out]) if out.shape() != want.as_slice() => {
             let d = format!("result has shape {:?}, the arguments ask for {want:?}", out.shape());
             return Verdict::Fail(failure(op_name, "returns the wrong shape", d));
         }
+        (Some(Expect::Refusal), [out]) => {
+            let d = format!("returned shape {:?} where the arguments ask for none", out.shape());
+            return Verdict::Fail(failure(op_name, "accepts arguments it must refuse", d));
+        }
+        _ => {}
     }
     if let Some(exact) = case.op.vmap_exact() {
         if let Err(f) = check_vmap(case, exact, outs) {

@@ -586,28 +586,34 @@ impl Op {
         names
     }
 
-    /// The shape of the (single) result, where the operation fixes it by its arguments alone:
-    /// a result of another shape is wrong however it came about (a wrapped count, a truncated
-    /// argument).
-    pub fn expected_shape(&self, inputs: &[Input]) -> Option<Vec<usize>> {
+    /// What the (single) result must be, where the arguments alone say: its shape, or no
+    /// result at all when the shape they ask for cannot exist. A result of another shape is
+    /// wrong however it came about (a wrapped count, a truncated or reinterpreted argument).
+    pub fn expected(&self, inputs: &[Input]) -> Option<Expect> {
         let x = || inputs[0].shape.clone();
+        let shape = |s: &[usize]| Some(Expect::Shape(s.to_vec()));
         match self {
-            Op::Zeros(s) | Op::Ones(s) | Op::FullDtype(s, ..) => Some(s.clone()),
-            Op::Eye(n) => Some(vec![*n, *n]),
-            Op::EyeDtype(n, m, ..) => Some(vec![*n, *m]),
-            Op::Linspace(_, _, n) => Some(vec![*n]),
-            Op::FromShapeVec(s, _) | Op::TryFromShapeVec(s, _) => Some(s.clone()),
-            Op::FullLike(_) | Op::Unary(_) | Op::Powi(_) | Op::Clip(..) => Some(x()),
-            Op::ReshapeUsize(s) | Op::BroadcastTo(s) => Some(s.clone()),
-            Op::Astype(_) => Some(x()),
-            Op::Ravel => elements(&x()).map(|n| vec![n]),
-            Op::OneHot(n) => Some([inputs[1].shape.clone(), vec![*n]].concat()),
-            Op::Random(Sampler::Permutation(n)) => Some(vec![*n]),
-            Op::Random(Sampler::Split(n)) => Some(vec![*n, 2]),
-            Op::Random(s) => s.shape().map(<[usize]>::to_vec),
-            Op::Prim(Prim::Reshape(s)) => Some(s.clone()),
-            Op::Prim(Prim::BroadcastInDim(s, _)) => Some(s.clone()),
-            Op::Prim(Prim::Iota(_, s, _)) => Some(s.clone()),
+            Op::Zeros(s) | Op::Ones(s) | Op::FullDtype(s, ..) => shape(s),
+            Op::Eye(n) => shape(&[*n, *n]),
+            Op::EyeDtype(n, m, ..) => shape(&[*n, *m]),
+            Op::Linspace(_, _, n) => shape(&[*n]),
+            Op::FromShapeVec(s, _) | Op::TryFromShapeVec(s, _) => shape(s),
+            Op::FullLike(_) | Op::Unary(_) | Op::Powi(_) | Op::Clip(..) | Op::Astype(_) => {
+                shape(&x())
+            }
+            Op::ReshapeUsize(s) | Op::BroadcastTo(s) => shape(s),
+            Op::Reshape(dims) => Some(reshaped(&x(), dims)),
+            Op::Ravel => elements(&x()).and_then(|n| shape(&[n])),
+            Op::Tile(reps) => Some(tiled(&x(), reps)),
+            Op::Repeat(n, axis) => repeated(&x(), *n, *axis),
+            Op::Pad(widths, _) => padded(&x(), widths),
+            Op::OneHot(n) => shape(&[inputs[1].shape.clone(), vec![*n]].concat()),
+            Op::Random(Sampler::Permutation(n)) => shape(&[*n]),
+            Op::Random(Sampler::Split(n)) => shape(&[*n, 2]),
+            Op::Random(s) => s.shape().and_then(shape),
+            Op::Prim(Prim::Reshape(s)) => shape(s),
+            Op::Prim(Prim::BroadcastInDim(s, _)) => shape(s),
+            Op::Prim(Prim::Iota(_, s, _)) => shape(s),
             _ => None,
         }
     }
@@ -708,6 +714,73 @@ impl Op {
             _ => false,
         }
     }
+}
+
+/// What an op's arguments say of its result.
+pub enum Expect {
+    /// A result of this shape.
+    Shape(Vec<usize>),
+    /// A refusal: the result asked for has no shape (a count past `usize`, a negative extent).
+    Refusal,
+}
+
+fn expect_product(dims: impl IntoIterator<Item = Option<usize>>) -> Expect {
+    dims.into_iter().collect::<Option<Vec<usize>>>().map_or(Expect::Refusal, Expect::Shape)
+}
+
+/// NumPy's `reshape` of an array of `shape` to `dims` (one may be `-1`).
+fn reshaped(shape: &[usize], dims: &[isize]) -> Expect {
+    let n = elements(shape).expect("inputs have countable shapes");
+    let inferred = dims.iter().filter(|&&d| d == -1).count();
+    if inferred > 1 || dims.iter().any(|&d| d < -1) {
+        return Expect::Refusal;
+    }
+    let known =
+        dims.iter().filter(|&&d| d >= 0).try_fold(1usize, |acc, &d| acc.checked_mul(d as usize));
+    match (known, inferred) {
+        (Some(k), 0) if k == n => Expect::Shape(dims.iter().map(|&d| d as usize).collect()),
+        (Some(k), 1) if k != 0 && n.is_multiple_of(k) => {
+            Expect::Shape(dims.iter().map(|&d| if d == -1 { n / k } else { d as usize }).collect())
+        }
+        _ => Expect::Refusal,
+    }
+}
+
+/// `np.tile(x, reps)` for `x` of `shape`.
+fn tiled(shape: &[usize], reps: &[usize]) -> Expect {
+    let d = shape.len().max(reps.len());
+    let pad = |v: &[usize]| [vec![1; d - v.len()], v.to_vec()].concat();
+    expect_product(pad(shape).iter().zip(pad(reps)).map(|(&s, r)| s.checked_mul(r)))
+}
+
+/// `np.repeat(x, n, axis)` for `x` of `shape` (`None` when the axis is out of range).
+fn repeated(shape: &[usize], n: usize, axis: Option<isize>) -> Option<Expect> {
+    let Some(axis) = axis else {
+        return Some(expect_product([elements(shape).and_then(|e| e.checked_mul(n))]));
+    };
+    let rank = shape.len() as isize;
+    if !(-rank..rank).contains(&axis) {
+        return None;
+    }
+    let a = axis.rem_euclid(rank) as usize;
+    Some(expect_product(shape.iter().enumerate().map(|(i, &d)| {
+        if i == a {
+            d.checked_mul(n)
+        } else {
+            Some(d)
+        }
+    })))
+}
+
+/// `np.pad(x, widths)` for `x` of `shape` (`None` when the widths do not fit the rank).
+fn padded(shape: &[usize], widths: &[(usize, usize)]) -> Option<Expect> {
+    let widths = match widths.len() {
+        1 => vec![widths[0]; shape.len()],
+        n if n == shape.len() => widths.to_vec(),
+        _ => return None,
+    };
+    let grown = shape.iter().zip(&widths).map(|(&d, &(lo, hi))| d.checked_add(lo)?.checked_add(hi));
+    Some(expect_product(grown))
 }
 
 fn primitive_of_unary(name: &str) -> &'static str {

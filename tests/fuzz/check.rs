@@ -400,6 +400,13 @@ pub fn run_case(case: &Case) -> Verdict {
         }
         _ => {}
     }
+    if let (Some(at), [out]) = (case.op.expected_position(&case.inputs), outs.as_slice()) {
+        let want = bits(&xs[0])[at];
+        if out.ndim() != 0 || bits(out) != [want] {
+            let d = format!("result {out:?}, element {at} has bits {want:#x}");
+            return Verdict::Fail(failure(op_name, "reads the wrong element", d));
+        }
+    }
     if let Some(exact) = case.op.vmap_exact() {
         if let Err(f) = check_vmap(case, exact, outs) {
             return Verdict::Fail(f);

@@ -32,19 +32,21 @@ impl std::fmt::Debug for Case {
 }
 
 /// Axes arguments of reductions: the all-axes function (`jnp::sum(&x)`), `Axes::All`, or a
-/// list.
+/// list, written with `isize`s or with `usize`s (as axes computed from lengths are).
 #[derive(Clone, Debug)]
 pub enum AxesArg {
     Full,
     All,
     List(Vec<isize>),
+    Usizes(Vec<usize>),
 }
 
 impl AxesArg {
     fn axes(&self) -> Axes {
         match self {
             AxesArg::Full | AxesArg::All => Axes::All,
-            AxesArg::List(l) => Axes::Some(l.clone()),
+            AxesArg::List(l) => Axes::from(l.clone()),
+            AxesArg::Usizes(l) => Axes::from(l.clone()),
         }
     }
 }
@@ -53,6 +55,8 @@ impl AxesArg {
 #[derive(Clone, Debug)]
 pub enum Index {
     At(isize),
+    /// A position written as a `usize` (`s![i]` for `i: usize`).
+    AtUsize(usize),
     Range(Option<isize>, Option<isize>, isize),
     NewAxis,
     Ellipsis,
@@ -63,6 +67,7 @@ impl Index {
     fn elem(&self, xs: &[Array]) -> SliceElem {
         match *self {
             Index::At(i) => SliceElem::Index(i),
+            Index::AtUsize(i) => SliceElem::from(i),
             Index::Range(start, end, step) => SliceElem::Range { start, end, step },
             Index::NewAxis => SliceElem::NewAxis,
             Index::Ellipsis => SliceElem::Ellipsis,
@@ -254,6 +259,8 @@ pub enum Op {
     Powi(i32),
     Clip(F, F),
     Binary(&'static str),
+    /// A binary op with a Rust `usize` as its right operand (a weakly typed integer).
+    BinaryUsize(&'static str, usize),
     Where,
     // Reductions.
     Reduce(&'static str, AxesArg, bool),
@@ -440,6 +447,12 @@ impl Op {
             Op::Powi(n) => one(x().powi(*n)),
             Op::Clip(lo, hi) => one(jnp::clip(x(), lo.0, hi.0)),
             Op::Binary(name) => one(binary(name, x(), &xs[1])),
+            Op::BinaryUsize(name, n) => one(match *name {
+                "add" => jnp::add(x(), *n),
+                "multiply" => jnp::multiply(x(), *n),
+                "maximum" => jnp::maximum(x(), *n),
+                _ => jnp::less(x(), *n),
+            }),
             Op::Where => one(jnp::where_(x(), &xs[1], &xs[2])),
 
             Op::Reduce(name, axes, keepdims) => one(reduce(name, x(), axes, *keepdims)),
@@ -566,7 +579,7 @@ impl Op {
             // `floor_divide` binds `div` and `rem`, `logaddexp` starts with a `max`.
             Op::Binary("floor_divide") => vec!["floor_divide", "div", "rem"],
             Op::Binary("logaddexp") => vec!["logaddexp", "max"],
-            Op::Binary(name) => vec![name, primitive_of_binary(name)],
+            Op::Binary(name) | Op::BinaryUsize(name, _) => vec![name, primitive_of_binary(name)],
             Op::Where => vec!["where", "select"],
             Op::Reduce(name, ..) => vec![name, primitive_of_reduction(name)],
             Op::VarDdof(..) => vec!["var", "reduce_sum"],
@@ -614,6 +627,34 @@ impl Op {
             Op::Prim(Prim::Reshape(s)) => shape(s),
             Op::Prim(Prim::BroadcastInDim(s, _)) => shape(s),
             Op::Prim(Prim::Iota(_, s, _)) => shape(s),
+            // An axis past the rank is refused however it is written.
+            Op::Reduce(_, AxesArg::Usizes(axes), _)
+            | Op::VarDdof(AxesArg::Usizes(axes), ..)
+            | Op::Softmax(_, AxesArg::Usizes(axes))
+                if axes.iter().any(|&a| a >= x().len()) =>
+            {
+                Some(Expect::Refusal)
+            }
+            _ => None,
+        }
+    }
+
+    /// For `x.slice(s![i])` of a non-empty 1-D `x`: the flat position the result must hold
+    /// (an integer index out of bounds clamps, as the indexing docs say).
+    pub fn expected_position(&self, inputs: &[Input]) -> Option<usize> {
+        let Op::Slice(index) = self else { return None };
+        let n = match inputs[0].shape.as_slice() {
+            &[n] if n > 0 => n,
+            _ => return None,
+        };
+        let last = n as i128 - 1;
+        let clamp = |i: i128| i.clamp(0, last) as usize;
+        match index.as_slice() {
+            [Index::At(i)] => {
+                let i = *i as i128;
+                Some(clamp(if i < 0 { i + n as i128 } else { i }))
+            }
+            [Index::AtUsize(i)] => Some(clamp(*i as i128)),
             _ => None,
         }
     }
@@ -670,7 +711,7 @@ impl Op {
     pub fn vmap_exact(&self) -> Option<bool> {
         match self {
             Op::Unary(_) | Op::Powi(_) | Op::Clip(..) | Op::Binary(_) | Op::Where => Some(true),
-            Op::Reduce(name, AxesArg::List(_) | AxesArg::All, _) => {
+            Op::Reduce(name, AxesArg::List(_) | AxesArg::Usizes(_) | AxesArg::All, _) => {
                 Some(matches!(*name, "max" | "min" | "all" | "any"))
             }
             Op::Arg(_, Some(_), _) => Some(true),
@@ -1220,6 +1261,7 @@ fn index_entry(arrays: bool) -> BoxedStrategy<Index> {
     let bound = || prop::option::weighted(0.7, draw::isize_param());
     let plain = prop_oneof![
         8 => draw::isize_param().prop_map(Index::At),
+        2 => draw::count().prop_map(Index::AtUsize),
         8 => (bound(), bound(), step).prop_map(|(a, b, s)| Index::Range(a, b, s)),
         2 => Just(Index::NewAxis),
         1 => Just(Index::Ellipsis),
@@ -1255,6 +1297,9 @@ fn indexing() -> BoxedStrategy<Case> {
             (Just(a), Just(x), shape.prop_flat_map(|s| draw::input_of(s, DType::I32)))
         })
         .prop_map(|(a, x, k)| case_of(Op::TakeAlongAxis(a), vec![x, k])),
+        // One integer position into a vector, whose element the result must be.
+        1 => (prop_oneof![draw::isize_param().prop_map(Index::At), draw::count().prop_map(Index::AtUsize)], draw::small_input(1, 1), idx())
+            .prop_map(|(i, x, k)| case_of(Op::Slice(vec![i]), vec![x, k])),
         1 => (select(vec![0usize, 1, 3, 5, 1 << 50, (1 << 62) + 1, usize::MAX / 2, usize::MAX]), x(), idx())
             .prop_map(|(n, x, k)| case_of(Op::OneHot(n), vec![x, k])),
     ]
@@ -1321,6 +1366,8 @@ fn binary_ops() -> BoxedStrategy<Case> {
         10 => (select(BINARY.to_vec()), operands(2))
             .prop_map(|(name, xs)| case_of(Op::Binary(name), xs)),
         2 => operands(3).prop_map(|xs| case_of(Op::Where, xs)),
+        1 => (select(vec!["add", "multiply", "maximum", "less"]), draw::count(), draw::input(0, 3))
+            .prop_map(|(name, n, x)| case_of(Op::BinaryUsize(name, n), vec![x])),
     ]
     .boxed()
 }
@@ -1330,6 +1377,8 @@ fn axes_arg() -> impl Strategy<Value = AxesArg> {
         2 => Just(AxesArg::Full),
         1 => Just(AxesArg::All),
         4 => axis_list().prop_map(AxesArg::List),
+        1 => prop::collection::vec(prop_oneof![4 => 0usize..=4, 1 => select(HUGE.to_vec())], 0..=3)
+            .prop_map(AxesArg::Usizes),
     ]
 }
 

@@ -41,9 +41,11 @@ const DEFAULT_SEED: u64 = 0x7a11_5eed;
 const CASES_PER_CHILD: usize = 500;
 /// Shrinking attempts per failing case.
 const SHRINK_STEPS: usize = 48;
-/// Address space a child may reserve: far above what any case needs, low enough that a bug
-/// which allocates without bound fails fast instead of exhausting the machine.
-const CHILD_ADDRESS_SPACE: u64 = 4 << 30;
+/// Writable memory a child may map (`RLIMIT_DATA`, which unlike the address-space limit does
+/// not count the reservations of allocator arenas and thread stacks, so it does not depend on
+/// the number of cores): far above what any case needs, low enough that a bug which
+/// allocates without bound fails at once instead of exhausting the machine.
+const CHILD_MEMORY: u64 = 4 << 30;
 
 const MARK: &str = "@@fuzz ";
 
@@ -140,7 +142,7 @@ fn limit_resources() {
         // SAFETY: setrlimit only reads the struct passed by reference.
         unsafe { libc::setrlimit(resource, &lim) };
     };
-    set(libc::RLIMIT_AS, CHILD_ADDRESS_SPACE);
+    set(libc::RLIMIT_DATA, CHILD_MEMORY);
     set(libc::RLIMIT_CORE, 0);
 }
 

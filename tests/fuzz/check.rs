@@ -3,10 +3,12 @@
 //! - A refusal is a panic whose message names the operation, never one of Rust's own checks
 //!   (an overflow, an index out of bounds, a failed allocation, an `unwrap` of `None`).
 //! - Eager and `#[jit]` agree: both fail, or both give the same shape, dtype, weak type and
-//!   bits (NaN payloads included).
-//! - A result is a real array: its shape is valid (its size fits `isize::MAX` bytes), its
-//!   buffer holds exactly its elements, and its shape is the one the arguments ask for where
-//!   they fix it.
+//!   bits (NaN payloads included; float sums that `#[jit]` fuses within rounding, and the
+//!   host-side samplers may refuse traced keys).
+//! - A result is a real array: its shape is valid (its size fits `isize::MAX` bytes) and its
+//!   buffer holds exactly its elements. Where the arguments alone fix the result's shape (or
+//!   the element an integer index reads), the result has it; where the shape they ask for
+//!   cannot exist, there is no result.
 //! - Where cheap: `vmap` over a batch of two examples equals stacking their results, and
 //!   `grad` runs the same eagerly and under `#[jit]` (or is refused the same proper way).
 

@@ -290,6 +290,19 @@ fn powi_is_exact_and_handles_negative_bases() {
 }
 
 #[test]
+fn large_integer_powers_wrap_like_rust() {
+    let bases = [3i32, -2, 0, 1, -1, 7, i32::MIN, i32::MAX];
+    for n in [2, 5, 31, 32, 1000, i32::MAX] {
+        let want: Vec<i32> = bases.iter().map(|b| b.wrapping_pow(n as u32)).collect();
+        let got = jnp::array(bases).powi(n).to_vec::<i32>().unwrap();
+        assert_eq!(got, want, "powi({n})");
+        let want: Vec<u32> = bases.iter().map(|&b| (b as u32).wrapping_pow(n as u32)).collect();
+        let got = jnp::array(bases).astype(DType::U32).powi(n).to_vec::<u32>().unwrap();
+        assert_eq!(got, want, "powi({n}) of uint32");
+    }
+}
+
+#[test]
 fn large_arrays_run_in_parallel_and_match_small_ones() {
     let n = 1 << 20;
     let x = jnp::arange_step(0.0, n as f64, 1.0, DType::F32);

@@ -58,15 +58,26 @@ pub fn array<T: Element>(data: impl ArrayData<T>) -> Array {
 /// An array of `shape` filled with `value` converted to `dtype`.
 #[track_caller]
 pub fn full_dtype(shape: impl AsRef<[usize]>, value: f64, dtype: DType) -> Array {
-    with_dtype!(dtype, |T| full(shape, T::from_f64(value)))
+    full_dtype_named("full", shape.as_ref(), value, dtype)
 }
 
 /// An array of `shape` filled with `value`, with `value`'s dtype.
 #[track_caller]
 pub fn full<T: Element>(shape: impl AsRef<[usize]>, value: T) -> Array {
-    let shape = shape.as_ref();
-    let n = crate::shape::check("full", shape, T::DTYPE);
-    Array::from_shape_vec(shape, filled("full", shape, n, value))
+    full_named("full", shape.as_ref(), value)
+}
+
+/// [`full`] for the function `op` the user called (`zeros`, `ones`, ...), which its errors name.
+#[track_caller]
+fn full_named<T: Element>(op: &str, shape: &[usize], value: T) -> Array {
+    let n = crate::shape::check(op, shape, T::DTYPE);
+    Array::from_shape_vec(shape, filled(op, shape, n, value))
+}
+
+/// [`full_dtype`] named `op` in its errors.
+#[track_caller]
+fn full_dtype_named(op: &str, shape: &[usize], value: f64, dtype: DType) -> Array {
+    with_dtype!(dtype, |T| full_named(op, shape, T::from_f64(value)))
 }
 
 /// `n` copies of `value` in a buffer the kernels' outputs would get: a pooled one, or fresh
@@ -100,43 +111,43 @@ fn generated<T: Element>(op: &str, n: usize, f: impl Fn(usize) -> T) -> Vec<T> {
 /// An `f32` array of zeros.
 #[track_caller]
 pub fn zeros(shape: impl AsRef<[usize]>) -> Array {
-    full_dtype(shape, 0.0, DEFAULT_FLOAT)
+    full_dtype_named("zeros", shape.as_ref(), 0.0, DEFAULT_FLOAT)
 }
 
 /// An `f32` array of ones.
 #[track_caller]
 pub fn ones(shape: impl AsRef<[usize]>) -> Array {
-    full_dtype(shape, 1.0, DEFAULT_FLOAT)
+    full_dtype_named("ones", shape.as_ref(), 1.0, DEFAULT_FLOAT)
 }
 
 /// Zeros of `dtype`.
 #[track_caller]
 pub fn zeros_dtype(shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    full_dtype(shape, 0.0, dtype)
+    full_dtype_named("zeros", shape.as_ref(), 0.0, dtype)
 }
 
 /// Ones of `dtype`.
 #[track_caller]
 pub fn ones_dtype(shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    full_dtype(shape, 1.0, dtype)
+    full_dtype_named("ones", shape.as_ref(), 1.0, dtype)
 }
 
 /// Zeros with `x`'s shape and dtype.
 #[track_caller]
 pub fn zeros_like(x: &Array) -> Array {
-    full_dtype(x.shape(), 0.0, x.dtype())
+    full_dtype_named("zeros_like", x.shape(), 0.0, x.dtype())
 }
 
 /// Ones with `x`'s shape and dtype.
 #[track_caller]
 pub fn ones_like(x: &Array) -> Array {
-    full_dtype(x.shape(), 1.0, x.dtype())
+    full_dtype_named("ones_like", x.shape(), 1.0, x.dtype())
 }
 
 /// `value` (converted) with `x`'s shape and dtype.
 #[track_caller]
 pub fn full_like(x: &Array, value: f64) -> Array {
-    full_dtype(x.shape(), value, x.dtype())
+    full_dtype_named("full_like", x.shape(), value, x.dtype())
 }
 
 /// A number that can bound a range: integers give `i32` ranges, floats `f32` ones.

@@ -396,10 +396,16 @@ fn int_op<T: Int>(op: UnaryOp, v: &[T]) -> Buffer {
         Abs => map(v, T::wrapping_abs),
         Sign => map(v, T::signum),
         Square => map(v, |x: T| x.wrapping_mul(x)),
+        // By squaring: a loop of `n` multiplications takes seconds per element for large `n`.
+        // (Negative powers of integers are refused by the shape rule.)
         IntegerPow(n) => map(v, |x: T| {
-            let mut acc = T::from_i64(1);
-            for _ in 0..n {
-                acc = acc.wrapping_mul(x);
+            let (mut acc, mut base, mut e) = (T::from_i64(1), x, n.max(0) as u32);
+            while e > 0 {
+                if e & 1 == 1 {
+                    acc = acc.wrapping_mul(base);
+                }
+                base = base.wrapping_mul(base);
+                e >>= 1;
             }
             acc
         }),

@@ -1,0 +1,106 @@
+//! A fuzz suite for the safe API: random shapes (empty ones, and extents like 2^32, 2^62 + 1
+//! and `usize::MAX` that no array can have), dtypes, axes, indices and values (NaNs with
+//! payloads, infinities, subnormals, signed zeros, integer extremes) fed to the `jnp`, `lax`
+//! and `random` functions and to primitives bound directly. No call may abort, crash or hang;
+//! a refusal must be a panic that names the operation; eager and `#[jit]` results must agree
+//! bit for bit; results must be real arrays of the shape asked for; and where cheap, `vmap` and
+//! `grad` are checked too (see `fuzz/check.rs` for the properties, `fuzz/ops.rs` for what is
+//! called and how cases are drawn).
+//!
+//! Cases run in child processes (`fuzz/harness.rs`), so a crash is reported with its case
+//! instead of ending the run. The seed is fixed, so every run draws the same cases:
+//! `RJAX_FUZZ_CASES=<n>` runs more of them, `RJAX_FUZZ_SEED=<s>` draws others,
+//! `RJAX_FUZZ_ONLY=<i>` reruns case `i` alone, `RJAX_FUZZ_JOBS` sets how many children run at
+//! once and `RJAX_FUZZ_TIMEOUT` how many seconds one case may take (30).
+
+use std::io::Write;
+
+#[path = "fuzz/check.rs"]
+mod check;
+#[path = "fuzz/draw.rs"]
+mod draw;
+#[path = "fuzz/harness.rs"]
+mod harness;
+#[path = "fuzz/ops.rs"]
+mod ops;
+
+/// The parent when run by the test harness; a child (running a range of cases) when the
+/// parent started it with `RJAX_FUZZ_CHILD` set.
+#[test]
+fn fuzz() {
+    if let Ok(spec) = std::env::var("RJAX_FUZZ_CHILD") {
+        harness::child(&spec);
+        return;
+    }
+    let settings = harness::Settings::from_env();
+    let (summary, all) = harness::parent(&settings);
+    let (open, failures): (Vec<String>, Vec<String>) =
+        all.into_iter().partition(|report| OPEN.iter().any(|(op, what)| is_open(report, op, what)));
+    // Straight to stderr: the test harness captures `println!` of a passing test, and the
+    // count of cases run is worth seeing on every run.
+    let _ = writeln!(
+        std::io::stderr(),
+        "{summary}; {} distinct open findings (OPEN in tests/fuzz.rs), {} new",
+        open.len(),
+        failures.len()
+    );
+    if std::env::var_os("RJAX_FUZZ_SHOW_OPEN").is_some() {
+        let _ = writeln!(std::io::stderr(), "{}", open.join("\n\n"));
+    }
+    if !failures.is_empty() {
+        panic!("{summary}; {} distinct:\n\n{}", failures.len(), failures.join("\n\n"));
+    }
+}
+
+/// Whether a failure report (`[3x] op: property: message ...`) is the open finding `op` /
+/// `what` (a part of its property and message).
+fn is_open(report: &str, op: &str, what: &str) -> bool {
+    let signature = report.split_once("] ").map_or(report, |(_, rest)| rest);
+    signature.starts_with(&format!("{op}: ")) && signature.contains(what)
+}
+
+/// Defects this suite has found that are not fixed yet: each is reported in the summary line
+/// (and in full with `RJAX_FUZZ_SHOW_OPEN=1`) but does not fail the run, so that the suite
+/// guards everything else meanwhile. Fixing one means deleting its line here; a new kind of
+/// failure, or an open one in another operation, fails the run. README's Reliability section
+/// lists them.
+const OPEN: &[(&str, &str)] = &[
+    // Rust integer scalars outside the array's dtype: the message does not name the op.
+    ("add", "the integer"),
+    ("less", "the integer"),
+    ("maximum", "the integer"),
+    ("multiply", "the integer"),
+    // Slices with a step of 0 or extreme steps, read or updated.
+    ("slice", "attempt to divide by zero"),
+    ("slice", "attempt to multiply with overflow"),
+    ("slice", "reads the wrong element"),
+    ("at", "attempt to divide by zero"),
+    ("at", "attempt to multiply with overflow"),
+    // Samplers built on others name the inner one, or fail on extreme counts.
+    ("bernoulli", "uniform:"),
+    ("choice", "panics"),
+    ("randint", "panics"),
+    ("permutation", "returns the wrong shape"),
+    ("permutation", "jit: panics"),
+    ("categorical", "jit: panics"),
+    // A dtype promotion whose result shape is too large names convert_element_type.
+    ("dot", "convert_element_type"),
+    ("einsum", "convert_element_type"),
+    ("matmul", "convert_element_type"),
+    // Padding and convolution arithmetic on extreme widths, strides and dilations.
+    ("pad", "attempt to add with overflow"),
+    ("pad", "accepts arguments it must refuse"),
+    ("pad", "out of memory"),
+    ("conv_general_dilated", "with overflow"),
+    // A usize::MAX extent or axis read as -1.
+    ("reshape", "attempt to multiply with overflow"),
+    ("reshape", "returns the wrong shape"),
+    ("max", "accepts arguments it must refuse"),
+    ("sum", "accepts arguments it must refuse"),
+    ("std", "accepts arguments it must refuse"),
+    ("var", "accepts arguments it must refuse"),
+    // The derivative rule of x**n computes n - 1 for n = i32::MIN.
+    ("powi", "attempt to subtract with overflow"),
+    // The simplifier drops `* 1`, so a signalling NaN is not quieted under #[jit].
+    ("multiply", "grad: jit differs from eager"),
+];

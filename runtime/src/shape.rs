@@ -182,19 +182,28 @@ impl Axes {
     }
 }
 
+/// `a` as an axis number. A `usize` past `isize::MAX` saturates there, so that it is refused as
+/// out of bounds instead of wrapping to a negative axis that counts from the end.
+fn axis_number<T>(a: T) -> isize
+where
+    isize: TryFrom<T>,
+{
+    isize::try_from(a).unwrap_or(isize::MAX)
+}
+
 macro_rules! axes_from_int {
     ($($t:ty),*) => {$(
         impl From<$t> for Axes {
-            fn from(a: $t) -> Axes { Axes::Some(vec![a as isize]) }
+            fn from(a: $t) -> Axes { Axes::Some(vec![axis_number(a)]) }
         }
         impl<const N: usize> From<[$t; N]> for Axes {
-            fn from(a: [$t; N]) -> Axes { Axes::Some(a.iter().map(|&x| x as isize).collect()) }
+            fn from(a: [$t; N]) -> Axes { Axes::Some(a.iter().map(|&x| axis_number(x)).collect()) }
         }
         impl From<&[$t]> for Axes {
-            fn from(a: &[$t]) -> Axes { Axes::Some(a.iter().map(|&x| x as isize).collect()) }
+            fn from(a: &[$t]) -> Axes { Axes::Some(a.iter().map(|&x| axis_number(x)).collect()) }
         }
         impl From<Vec<$t>> for Axes {
-            fn from(a: Vec<$t>) -> Axes { Axes::Some(a.iter().map(|&x| x as isize).collect()) }
+            fn from(a: Vec<$t>) -> Axes { Axes::Some(a.iter().map(|&x| axis_number(x)).collect()) }
         }
     )*};
 }

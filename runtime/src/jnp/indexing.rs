@@ -204,7 +204,16 @@ struct Resolved {
 
 /// Resolves Python-style bounds and a step against an axis of extent `n`.
 #[track_caller]
-fn resolve_range(start: Option<isize>, end: Option<isize>, step: isize, n: usize) -> AxisIndex {
+fn resolve_range(
+    op: &str,
+    start: Option<isize>,
+    end: Option<isize>,
+    step: isize,
+    n: usize,
+) -> AxisIndex {
+    if step == 0 {
+        panic!("{op}: a slice step cannot be zero");
+    }
     let n = n as isize;
     let bound = |b: isize| (if b < 0 { b + n } else { b }).clamp(0, n);
     let (s, e) = (start.map_or(0, bound), end.map_or(n, bound));
@@ -251,7 +260,7 @@ fn resolve(op: &str, shape: &[usize], index: &[SliceElem]) -> Resolved {
         match e {
             SliceElem::Index(i) => take_axis(AxisIndex::Int(*i), &mut axes, &mut items),
             SliceElem::Range { start, end, step } => {
-                take_axis(resolve_range(*start, *end, *step, n), &mut axes, &mut items)
+                take_axis(resolve_range(op, *start, *end, *step, n), &mut axes, &mut items)
             }
             SliceElem::Array(a) => {
                 check_index_array(op, a);
@@ -261,14 +270,14 @@ fn resolve(op: &str, shape: &[usize], index: &[SliceElem]) -> Resolved {
             SliceElem::Ellipsis => {
                 for _ in 0..rank - consumed {
                     let n = shape[axes.len()];
-                    take_axis(resolve_range(None, None, 1, n), &mut axes, &mut items);
+                    take_axis(resolve_range(op, None, None, 1, n), &mut axes, &mut items);
                 }
             }
         }
     }
     while axes.len() < rank {
         let n = shape[axes.len()];
-        take_axis(resolve_range(None, None, 1, n), &mut axes, &mut items);
+        take_axis(resolve_range(op, None, None, 1, n), &mut axes, &mut items);
     }
     Resolved { axes, items }
 }

@@ -16,22 +16,31 @@ pub trait NewShape {
     fn dims(&self) -> Vec<isize>;
 }
 
+/// `d` as a requested extent. A `usize` past `isize::MAX` saturates there, so that it is
+/// refused as too large instead of wrapping to `-1` (the extent to infer).
+fn extent<T>(d: T) -> isize
+where
+    isize: TryFrom<T>,
+{
+    isize::try_from(d).unwrap_or(isize::MAX)
+}
+
 macro_rules! new_shape {
     ($($t:ty),*) => {$(
         impl NewShape for $t {
-            fn dims(&self) -> Vec<isize> { vec![*self as isize] }
+            fn dims(&self) -> Vec<isize> { vec![extent(*self)] }
         }
         impl<const N: usize> NewShape for [$t; N] {
-            fn dims(&self) -> Vec<isize> { self.iter().map(|&d| d as isize).collect() }
+            fn dims(&self) -> Vec<isize> { self.iter().map(|&d| extent(d)).collect() }
         }
         impl<const N: usize> NewShape for &[$t; N] {
-            fn dims(&self) -> Vec<isize> { self.iter().map(|&d| d as isize).collect() }
+            fn dims(&self) -> Vec<isize> { self.iter().map(|&d| extent(d)).collect() }
         }
         impl NewShape for &[$t] {
-            fn dims(&self) -> Vec<isize> { self.iter().map(|&d| d as isize).collect() }
+            fn dims(&self) -> Vec<isize> { self.iter().map(|&d| extent(d)).collect() }
         }
         impl NewShape for Vec<$t> {
-            fn dims(&self) -> Vec<isize> { self.iter().map(|&d| d as isize).collect() }
+            fn dims(&self) -> Vec<isize> { self.iter().map(|&d| extent(d)).collect() }
         }
     )*};
 }

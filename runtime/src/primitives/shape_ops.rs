@@ -60,7 +60,8 @@ impl Primitive for Reshape {
     fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
         expect_arity(inputs, 1)?;
         let x = &inputs[0];
-        let (from, to) = (size(&x.shape), size(&self.new_sizes));
+        let from = size(&x.shape);
+        let to = crate::shape::validate(&self.new_sizes, x.dtype)?;
         if from != to {
             return Err(format!(
                 "cannot reshape {x} ({from} elements) into shape {} ({to} elements)",

@@ -286,7 +286,12 @@ fn derivative(op: UnaryOp, x: &Array, y: &Array, t: &Array) -> Tangent {
         IntegerPow(0) => return None,
         IntegerPow(1) => t.clone(),
         IntegerPow(n) => {
-            let lower = if n == 2 { x.clone() } else { unary(IntegerPow(n - 1), x) };
+            let lower = match n.checked_sub(1) {
+                Some(1) => x.clone(),
+                Some(m) => unary(IntegerPow(m), x),
+                // x^(i32::MIN - 1) has no exponent of its own: it is x^i32::MIN / x.
+                None => div(y, x),
+            };
             mul(t, &scale(&lower, n as f64))
         }
     };

@@ -353,6 +353,13 @@ impl Element for bool {
     buffer_access!(Bool);
 }
 
+/// What a shape check reads of a dtype (see [`crate::shape`]'s invariant).
+impl crate::shape::ElementKind for DType {
+    fn element_bytes(self) -> usize {
+        self.size_of()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,9 +102,20 @@ struct OutOfMemory {
     bytes: usize,
 }
 
-/// The last out-of-memory error reported, so that [`try_run`] can return it as a value (the
-/// panic may have crossed threads, from a kernel's worker to the caller).
-static LAST: Mutex<Option<Error>> = Mutex::new(None);
+/// The out-of-memory errors reported lately, so that [`try_run`] can return one as a value
+/// (the panic may have crossed threads, from a kernel's worker to the caller). A list, since
+/// several threads may fail at once; a panic is matched to its error by its message.
+static RECENT: Mutex<Vec<Error>> = Mutex::new(Vec::new());
+
+/// How many reported errors [`RECENT`] keeps.
+const RECENT_KEPT: usize = 64;
+
+/// Removes and returns the recently reported error whose text is `message`.
+fn take_reported(message: &str) -> Option<Error> {
+    let mut recent = RECENT.lock().unwrap_or_else(|e| e.into_inner());
+    let i = recent.iter().rposition(|e| e.to_string() == message)?;
+    Some(recent.remove(i))
+}
 
 /// Reports that `bytes` could not be allocated: quietly to the enclosing [`named`] scope, or,
 /// outside any, as a panic with the error's text.
@@ -125,13 +136,11 @@ const UNNAMED: &str = "allocating an array";
 /// can report it again under its operation's name.
 fn unnamed_failure(payload: &(dyn std::any::Any + Send)) -> Option<usize> {
     let message = payload.downcast_ref::<String>()?;
-    match LAST.lock().unwrap_or_else(|e| e.into_inner()).as_ref()? {
-        Error::OutOfMemory { op, bytes }
-            if op == UNNAMED
-                && *message == Error::OutOfMemory { op: op.clone(), bytes: *bytes }.to_string() =>
-        {
-            Some(*bytes)
-        }
+    if !message.starts_with(UNNAMED) {
+        return None;
+    }
+    match take_reported(message)? {
+        Error::OutOfMemory { bytes, .. } => Some(bytes),
         _ => None,
     }
 }
@@ -139,7 +148,13 @@ fn unnamed_failure(payload: &(dyn std::any::Any + Send)) -> Option<usize> {
 #[track_caller]
 fn report(error: Error) -> ! {
     let message = error.to_string();
-    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+    {
+        let mut recent = RECENT.lock().unwrap_or_else(|e| e.into_inner());
+        if recent.len() == RECENT_KEPT {
+            recent.remove(0);
+        }
+        recent.push(error);
+    }
     panic!("{message}")
 }
 
@@ -189,13 +204,9 @@ pub fn try_run<R>(f: impl FnOnce() -> R) -> Result<R, Error> {
                 .downcast_ref::<String>()
                 .map(String::as_str)
                 .or_else(|| payload.downcast_ref::<&str>().copied());
-            let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
-            match (message, last.as_ref()) {
-                (Some(m), Some(error)) if m == error.to_string() => Err(last.take().unwrap()),
-                _ => {
-                    drop(last);
-                    resume_unwind(payload)
-                }
+            match message.and_then(take_reported) {
+                Some(error) => Err(error),
+                None => resume_unwind(payload),
             }
         }
     }

@@ -165,7 +165,7 @@ pub fn log1p_f32(x: f32) -> f32 {
 }
 
 /// Cephes' rational approximation of `log1p(x) - x + x^2 / 2` over `x^3`, highest degree first.
-const LOG1P_NUMERATOR: [f64; 7] = [
+pub(crate) const LOG1P_NUMERATOR: [f64; 7] = [
     4.5270000862445199635215E-5,
     4.9854102823193375972212E-1,
     6.5787325942061044846969E0,
@@ -174,7 +174,7 @@ const LOG1P_NUMERATOR: [f64; 7] = [
     5.7112963590585538103336E1,
     2.0039553499201281259648E1,
 ];
-const LOG1P_DENOMINATOR: [f64; 7] = [
+pub(crate) const LOG1P_DENOMINATOR: [f64; 7] = [
     1.,
     1.5062909083469192043167E1,
     8.3047565967967209469434E1,
@@ -204,66 +204,73 @@ pub fn log1p_f64(x: f64) -> f64 {
     }
 }
 
+/// [`erf_f32`] rounds to +-1 from this magnitude on.
+pub(crate) const ERF_CLAMP: f32 = 3.832506856900711;
+/// [`erf_f32`]'s numerator, a polynomial in `x^2` (highest degree first) times `x`.
+pub(crate) const ERF_ALPHA: [f32; 5] = [
+    0.00022905065861350646,
+    0.0034082910107109506,
+    0.050955695062380861,
+    0.18520832239976145,
+    1.128379143519084,
+];
+/// [`erf_f32`]'s denominator, a polynomial in `x^2` (highest degree first).
+pub(crate) const ERF_BETA: [f32; 7] = [
+    -1.1791602954361697e-7,
+    0.000023547966471313185,
+    0.0010179625278914885,
+    0.014070470171167667,
+    0.11098505178285362,
+    0.49746925110067538,
+    1.0,
+];
+
 /// The error function: Eigen's rational interpolant, as XLA emits it for f32.
 #[inline(always)]
 pub fn erf_f32(x: f32) -> f32 {
-    // erf rounds to +-1 beyond this.
-    const CLAMP: f32 = 3.832506856900711;
-    const ALPHA: [f32; 5] = [
-        0.00022905065861350646,
-        0.0034082910107109506,
-        0.050955695062380861,
-        0.18520832239976145,
-        1.128379143519084,
-    ];
-    const BETA: [f32; 7] = [
-        -1.1791602954361697e-7,
-        0.000023547966471313185,
-        0.0010179625278914885,
-        0.014070470171167667,
-        0.11098505178285362,
-        0.49746925110067538,
-        1.0,
-    ];
     let x2 = x * x;
-    let p = x * ALPHA[1..].iter().fold(ALPHA[0], |p, &c| x2.mul_add(p, c));
-    let q = BETA[1..].iter().fold(BETA[0], |q, &c| x2.mul_add(q, c));
-    if CLAMP <= x.abs() {
+    let p = x * ERF_ALPHA[1..].iter().fold(ERF_ALPHA[0], |p, &c| x2.mul_add(p, c));
+    let q = ERF_BETA[1..].iter().fold(ERF_BETA[0], |q, &c| x2.mul_add(q, c));
+    if ERF_CLAMP <= x.abs() {
         1.0f32.copysign(x)
     } else {
         p / q
     }
 }
 
+/// [`erf_inv_f32`]'s polynomial in `w - 2.5` below `w = 5` (highest degree first).
+pub(crate) const ERF_INV_CENTRAL: [f32; 9] = [
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+];
+/// [`erf_inv_f32`]'s polynomial in `sqrt(w) - 3` from `w = 5` on (highest degree first).
+pub(crate) const ERF_INV_TAIL: [f32; 9] = [
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+];
+
 /// The inverse error function: M. Giles' single-precision polynomials ("Approximating the
 /// erfinv function", 2010) in StableHLO's expansion, `w = -log1p(-x * x)` included.
 #[inline(always)]
 pub fn erf_inv_f32(x: f32) -> f32 {
-    const CENTRAL: [f32; 9] = [
-        2.81022636e-08,
-        3.43273939e-07,
-        -3.5233877e-06,
-        -4.39150654e-06,
-        0.00021858087,
-        -0.00125372503,
-        -0.00417768164,
-        0.246640727,
-        1.50140941,
-    ];
-    const TAIL: [f32; 9] = [
-        -0.000200214257,
-        0.000100950558,
-        0.00134934322,
-        -0.00367342844,
-        0.00573950773,
-        -0.0076224613,
-        0.00943887047,
-        1.00167406,
-        2.83297682,
-    ];
     let w = -log1p_f32(x * -x);
     let central = w < 5.0;
-    let (w, c) = if central { (w - 2.5, &CENTRAL) } else { (w.sqrt() - 3.0, &TAIL) };
+    let (w, c) =
+        if central { (w - 2.5, &ERF_INV_CENTRAL) } else { (w.sqrt() - 3.0, &ERF_INV_TAIL) };
     let p = c[1..].iter().fold(c[0], |p, &k| p.mul_add(w, k));
     if x.abs() == 1.0 {
         x * f32::INFINITY

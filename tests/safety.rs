@@ -89,7 +89,7 @@ fn out_of_memory_is_an_error_and_the_process_goes_on() {
     // 2^60 f32 is 4 EiB: a valid shape that no machine can allocate.
     let err = try_run(|| jnp::zeros([1 << 30, 1 << 30])).unwrap_err();
     match &err {
-        Error::OutOfMemory { op, bytes } => {
+        Error::OutOfMemory { op, bytes, .. } => {
             assert_eq!(*bytes, 1 << 62);
             assert!(op.contains("zeros") && op.contains("(1073741824, 1073741824)"), "{op}");
         }

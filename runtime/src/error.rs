@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::device::Device;
 use crate::dtype::DType;
 
 /// What can go wrong for reasons a caller may want to handle.
@@ -22,9 +23,15 @@ pub enum Error {
     /// A checkpoint could not be saved or loaded: the file, the leaf (its path in the tree)
     /// when one is to blame, and what is wrong.
     Checkpoint { path: String, leaf: Option<String>, problem: String },
-    /// The system had no memory for a buffer of `bytes` bytes that `op` needed (JAX's
-    /// `RESOURCE_EXHAUSTED`). Nothing was changed; the process goes on.
-    OutOfMemory { op: String, bytes: usize },
+    /// A platform (`"gpu"`) cannot be used: rjax was built without it, no driver or loader is
+    /// installed, or no adapter was found; `problem` says which.
+    Platform { platform: &'static str, problem: String },
+    /// A device failed at something asked of it (it was lost, a mapping failed, an array does
+    /// not fit its largest buffer): the device and what went wrong.
+    Device { device: Device, problem: String },
+    /// `device` (the host's memory for a CPU device) had no room for a buffer of `bytes` bytes
+    /// that `op` needed (JAX's `RESOURCE_EXHAUSTED`). Nothing was changed; the process goes on.
+    OutOfMemory { device: Device, op: String, bytes: usize },
 }
 
 impl fmt::Display for Error {
@@ -51,9 +58,11 @@ impl fmt::Display for Error {
             Error::Checkpoint { path, leaf: None, problem } => {
                 write!(f, "checkpoint {path}: {problem}")
             }
-            Error::OutOfMemory { op, bytes } => write!(
+            Error::Platform { platform, problem } => write!(f, "platform {platform}: {problem}"),
+            Error::Device { device, problem } => write!(f, "{device}: {problem}"),
+            Error::OutOfMemory { device, op, bytes } => write!(
                 f,
-                "{op}: out of memory: could not allocate {bytes} bytes ({:.2} GiB)",
+                "{op}: out of memory on {device}: could not allocate {bytes} bytes ({:.2} GiB)",
                 *bytes as f64 / (1u64 << 30) as f64
             ),
         }

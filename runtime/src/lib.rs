@@ -1,8 +1,9 @@
-//! The rjax runtime: arrays, primitives and their CPU kernels.
+//! The rjax runtime: arrays, primitives, their CPU kernels and (feature `gpu`) their GPU ones.
 //!
 //! Users normally depend on the `rjax` facade crate and write `use rjax::prelude::*;`.
 
 pub mod array;
+pub mod backend;
 pub mod checkpoint;
 pub mod device;
 pub mod dtype;

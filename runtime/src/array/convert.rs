@@ -1,5 +1,7 @@
 //! Moving data out of arrays, and conversions to and from Rust values and `ndarray`.
 
+use std::borrow::Cow;
+
 use ndarray::{ArrayD, IxDyn};
 
 use super::Array;
@@ -9,7 +11,8 @@ use crate::exec::cpu::alloc;
 use crate::shape::ShapeDisplay;
 
 impl Array {
-    /// The elements in row-major order, if the array holds `T`.
+    /// The elements in row-major order, if the array holds `T`. For an array on a GPU they
+    /// are copied from the device (an error if that fails).
     ///
     /// ```
     /// use rjax_runtime::jnp;
@@ -20,15 +23,21 @@ impl Array {
         if self.is_traced() {
             return Err(Error::Traced { op: "to_vec" });
         }
-        let values = self.as_slice::<T>().ok_or(Error::DType {
-            op: "to_vec",
-            expected: T::DTYPE,
-            found: self.dtype(),
-        })?;
-        alloc::try_run(|| alloc::named(|| "to_vec".to_string(), || alloc::copy_of(values)))
+        let wrong_dtype = Error::DType { op: "to_vec", expected: T::DTYPE, found: self.dtype() };
+        if T::DTYPE != self.dtype() {
+            return Err(wrong_dtype);
+        }
+        match self.host_buffer()? {
+            Cow::Borrowed(b) => {
+                let values = b.as_slice::<T>().ok_or(wrong_dtype)?;
+                alloc::try_run(|| alloc::named(|| "to_vec".to_string(), || alloc::copy_of(values)))
+            }
+            Cow::Owned(mut b) => T::take_vec(&mut b).ok_or(wrong_dtype),
+        }
     }
 
-    /// The single element of a 0-d or one-element array.
+    /// The single element of a 0-d or one-element array (copied from the device for an array
+    /// on a GPU).
     pub fn item<T: Element>(&self) -> Result<T, Error> {
         if self.is_traced() {
             return Err(Error::Traced { op: "item" });
@@ -40,12 +49,12 @@ impl Array {
                 self.size()
             )));
         }
-        let slice = self.as_slice::<T>().ok_or(Error::DType {
-            op: "item",
-            expected: T::DTYPE,
-            found: self.dtype(),
-        })?;
-        Ok(slice[0])
+        let wrong_dtype = Error::DType { op: "item", expected: T::DTYPE, found: self.dtype() };
+        if T::DTYPE != self.dtype() {
+            return Err(wrong_dtype);
+        }
+        let host = self.host_buffer()?;
+        Ok(host.as_slice::<T>().ok_or(wrong_dtype)?[0])
     }
 
     /// Copies into an `ndarray::ArrayD`, if the array holds `T`.

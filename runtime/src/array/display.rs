@@ -17,7 +17,10 @@ impl fmt::Display for Array {
         if self.is_traced() {
             return write_tracer(f, self);
         }
-        let cells = format_elements(self);
+        let cells = match format_elements(self) {
+            Ok(cells) => cells,
+            Err(e) => return write!(f, "<{e}>"),
+        };
         write_nested(f, self.shape(), &cells, 0, 0, self.size() > SUMMARIZE_ABOVE, " ")?;
         if self.dtype() != DType::F32 {
             write!(f, " dtype={}", self.dtype())?;
@@ -31,7 +34,10 @@ impl fmt::Debug for Array {
         if self.is_traced() {
             return write_tracer(f, self);
         }
-        let cells = format_elements(self);
+        let cells = match format_elements(self) {
+            Ok(cells) => cells,
+            Err(e) => return write!(f, "Array(<{e}>, dtype={})", self.dtype()),
+        };
         f.write_str("Array(")?;
         write_nested(f, self.shape(), &cells, 0, 6, self.size() > SUMMARIZE_ABOVE, ", ")?;
         write!(f, ", dtype={}", self.dtype())?;
@@ -47,10 +53,12 @@ fn write_tracer(f: &mut fmt::Formatter<'_>, a: &Array) -> fmt::Result {
     write!(f, "Traced<{}>", a.aval())
 }
 
-/// Every element formatted and aligned to a common width, as NumPy does.
-fn format_elements(a: &Array) -> Vec<String> {
+/// Every element formatted and aligned to a common width, as NumPy does (copied from the
+/// device first for an array on a GPU, which can fail).
+fn format_elements(a: &Array) -> Result<Vec<String>, crate::Error> {
     use crate::array::Buffer;
-    let raw: Vec<String> = match a.buffer() {
+    let host = a.host_buffer()?;
+    let raw: Vec<String> = match &*host {
         Buffer::Bool(v) => v.iter().map(|&b| bool_text(b)).collect(),
         Buffer::F16(v) => format_floats(v),
         Buffer::BF16(v) => format_floats(v),
@@ -61,7 +69,7 @@ fn format_elements(a: &Array) -> Vec<String> {
         }
     };
     let width = raw.iter().map(String::len).max().unwrap_or(0);
-    raw.into_iter().map(|s| format!("{s:>width$}")).collect()
+    Ok(raw.into_iter().map(|s| format!("{s:>width$}")).collect())
 }
 
 fn bool_text(b: bool) -> String {

@@ -2,6 +2,7 @@
 
 pub mod buffer;
 mod convert;
+mod device;
 mod display;
 mod methods;
 pub mod ops;
@@ -36,14 +37,17 @@ pub struct Array {
     data: Data,
     weak: bool,
     device: Device,
+    /// Committed to `device`, as JAX commits arrays (see [`Array::is_committed`]).
+    committed: bool,
 }
 
-/// What an array holds: values, values spread over devices, or (inside a trace) a symbolic
-/// variable of the IR being built.
+/// What an array holds: values, values spread over devices, values in a device's memory, or
+/// (inside a trace) a symbolic variable of the IR being built.
 #[derive(Clone)]
 pub(crate) enum Data {
     Concrete(Arc<Buffer>),
     Sharded(Arc<Shards>),
+    OnDevice(Arc<crate::backend::DeviceBuffer>),
     Traced(Tracer),
 }
 
@@ -91,7 +95,8 @@ impl Array {
         let n = crate::shape::check("Array", shape, buffer.dtype());
         assert_eq!(n, buffer.len(), "Array: shape {} needs {n} elements", ShapeDisplay(shape));
         let shape = shared_shape(shape);
-        Array { shape, data: Data::Concrete(Arc::new(buffer)), weak, device: Device::default() }
+        let data = Data::Concrete(Arc::new(buffer));
+        Array { shape, data, weak, device: Device::default(), committed: false }
     }
 
     /// A symbolic array standing for variable `tracer` of a trace being recorded.
@@ -101,6 +106,7 @@ impl Array {
             data: Data::Traced(tracer),
             weak: aval.weak,
             device: Device::default(),
+            committed: false,
         }
     }
 
@@ -119,6 +125,7 @@ impl Array {
             data: Data::Sharded(Arc::new(shards)),
             weak,
             device: Device::default(),
+            committed: false,
         }
     }
 
@@ -142,7 +149,7 @@ impl Array {
     pub(crate) fn tracer(&self) -> Option<&Tracer> {
         match &self.data {
             Data::Traced(t) => Some(t),
-            Data::Concrete(_) | Data::Sharded(_) => None,
+            Data::Concrete(_) | Data::Sharded(_) | Data::OnDevice(_) => None,
         }
     }
 
@@ -212,6 +219,7 @@ impl Array {
         match &self.data {
             Data::Concrete(b) => b.dtype(),
             Data::Sharded(s) => s.parts[0].dtype(),
+            Data::OnDevice(b) => b.dtype(),
             Data::Traced(t) => t.dtype,
         }
     }
@@ -226,19 +234,17 @@ impl Array {
         self.device
     }
 
-    /// The same array placed on `device` (host devices share memory: nothing is copied).
-    pub(crate) fn on_device(&self, device: Device) -> Array {
-        Array { device, ..self.clone() }
-    }
-
     /// The underlying buffer.
     ///
-    /// Panics for a traced array, which has no values yet (JAX's `ConcretizationTypeError`).
+    /// Panics for a traced array, which has no values yet (JAX's `ConcretizationTypeError`),
+    /// and for one on a GPU, whose values are copied to the host only when asked (`to_vec`,
+    /// `item`, printing, `device_put` to a CPU device).
     #[track_caller]
     pub fn buffer(&self) -> &Buffer {
         match &self.data {
             Data::Concrete(b) => b,
             Data::Sharded(s) => s.gathered(),
+            Data::OnDevice(b) => device::not_on_host(b),
             Data::Traced(_) => panic!("{}", Error::Traced { op: "reading an array's values" }),
         }
     }
@@ -246,15 +252,16 @@ impl Array {
     /// The array's buffer, if the array holds its values in one buffer nothing else shares
     /// (so a kernel may overwrite it); otherwise the array back.
     pub(crate) fn into_unique_buffer(self) -> Result<Buffer, Array> {
-        let Array { shape, data, weak, device } = self;
+        let Array { shape, data, weak, device, committed } = self;
         match data {
             Data::Concrete(buffer) => Arc::try_unwrap(buffer).map_err(|b| Array {
                 shape,
                 data: Data::Concrete(b),
                 weak,
                 device,
+                committed,
             }),
-            data => Err(Array { shape, data, weak, device }),
+            data => Err(Array { shape, data, weak, device, committed }),
         }
     }
 
@@ -263,6 +270,7 @@ impl Array {
         match &self.data {
             Data::Concrete(b) => Arc::as_ptr(b) as usize,
             Data::Sharded(s) => Arc::as_ptr(s) as usize,
+            Data::OnDevice(b) => Arc::as_ptr(b) as usize,
             Data::Traced(t) => (t.trace as usize) << 32 | t.var.index(),
         }
     }
@@ -323,6 +331,7 @@ impl Array {
         match (&self.data, &other.data) {
             (Data::Concrete(a), Data::Concrete(b)) => Arc::ptr_eq(a, b),
             (Data::Sharded(a), Data::Sharded(b)) => Arc::ptr_eq(a, b),
+            (Data::OnDevice(a), Data::OnDevice(b)) => Arc::ptr_eq(a, b),
             (Data::Traced(a), Data::Traced(b)) => a == b,
             _ => false,
         }

@@ -178,6 +178,15 @@ impl JitFunction {
         if leaves.iter().any(Array::is_traced) {
             return body(leaves, &def);
         }
+        // Plans run on the host only: an argument elsewhere would be read through a copy.
+        if let Some(device) = leaves.iter().map(Array::device).find(|d| !d.is_host()) {
+            panic!(
+                "jit({}): no {} execution of jitted functions yet; an argument is on {device}: \
+                 move it with device_put(&x, Device::Cpu(0))",
+                self.name,
+                device.platform().to_uppercase()
+            );
+        }
         let hash = signature_hash(&def, &leaves, statics);
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         let compiled = match self.lookup(hash, &def, &leaves, statics, call) {

@@ -116,6 +116,10 @@ impl Primitive for BinaryOp {
         Fusion::Elementwise
     }
 
+    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
+        Some(crate::backend::ElementwiseOp::Binary(*self))
+    }
+
     fn commutative(&self) -> bool {
         // Not max and min: which NaN or which signed zero they return follows operand order.
         use BinaryOp::*;

@@ -20,6 +20,10 @@ impl Primitive for Convert {
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Elementwise
     }
+
+    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
+        Some(crate::backend::ElementwiseOp::Convert)
+    }
     /// Elementwise in its one operand: the batch axis stays where it is.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         one(bind1(self, &[&args[0]]), dims[0])

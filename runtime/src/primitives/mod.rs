@@ -174,6 +174,11 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     fn slice_op(&self) -> Option<SliceOp> {
         None
     }
+    /// The primitive as an operation of the backends' elementwise vocabulary, which runs it
+    /// on devices other than the host (see [`crate::backend`]); `None` for the rest.
+    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
+        None
+    }
 }
 
 /// An elementwise operation that fused groups of f32 or f64 run as a loop from slices (or a
@@ -264,6 +269,10 @@ pub fn bind_at(prim: &dyn Primitive, inputs: &[&Array], span: Option<Span>) -> V
         if let Some(outs) = trace::record_effect(prim, inputs, out.clone(), span) {
             return outs;
         }
+    }
+    // Operands on a device other than the host run there.
+    if let Some(outs) = crate::backend::dispatch::run(prim, inputs, &out) {
+        return outs;
     }
     // An allocation that fails inside the kernels is reported as this op's, with its result.
     crate::exec::cpu::alloc::named(

@@ -18,6 +18,10 @@ impl Primitive for Select {
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Elementwise
     }
+
+    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
+        Some(crate::backend::ElementwiseOp::Select)
+    }
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         elementwise(self, args, dims)
     }

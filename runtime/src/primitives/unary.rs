@@ -133,6 +133,10 @@ impl Primitive for UnaryOp {
         Fusion::Elementwise
     }
 
+    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
+        Some(crate::backend::ElementwiseOp::Unary(*self))
+    }
+
     fn slice_op(&self) -> Option<SliceOp> {
         use UnaryOp::*;
         matches!(

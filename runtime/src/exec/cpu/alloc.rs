@@ -15,6 +15,7 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
+use crate::device::Device;
 use crate::dtype::Element;
 use crate::error::Error;
 
@@ -124,7 +125,7 @@ pub fn out_of_memory(bytes: usize) -> ! {
     if SCOPES.with(Cell::get) > 0 {
         resume_unwind(Box::new(OutOfMemory { bytes }));
     }
-    report(Error::OutOfMemory { op: UNNAMED.to_string(), bytes })
+    report(host_out_of_memory(UNNAMED.to_string(), bytes))
 }
 
 /// The operation an allocation failure outside any [`named`] scope is reported under (a
@@ -143,6 +144,11 @@ fn unnamed_failure(payload: &(dyn std::any::Any + Send)) -> Option<usize> {
         Error::OutOfMemory { bytes, .. } => Some(bytes),
         _ => None,
     }
+}
+
+/// The error for `bytes` of host memory that `op` could not get.
+fn host_out_of_memory(op: String, bytes: usize) -> Error {
+    Error::OutOfMemory { device: Device::default(), op, bytes }
 }
 
 #[track_caller]
@@ -175,9 +181,9 @@ pub fn named<R>(op: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {
     match result {
         Ok(value) => value,
         Err(payload) => match payload.downcast::<OutOfMemory>() {
-            Ok(oom) => report(Error::OutOfMemory { op: op(), bytes: oom.bytes }),
+            Ok(oom) => report(host_out_of_memory(op(), oom.bytes)),
             Err(other) => match unnamed_failure(other.as_ref()) {
-                Some(bytes) => report(Error::OutOfMemory { op: op(), bytes }),
+                Some(bytes) => report(host_out_of_memory(op(), bytes)),
                 None => resume_unwind(other),
             },
         },

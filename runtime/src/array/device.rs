@@ -1,0 +1,71 @@
+//! Arrays in a device's memory, and the placement flags JAX keeps on arrays.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::{shared_shape, Array, Buffer, Data};
+use crate::backend::{backend, DeviceBuffer};
+use crate::device::Device;
+use crate::error::Error;
+
+impl Array {
+    /// An array over `buffer`, in its device's memory, committed to that device.
+    pub(crate) fn from_device_buffer(shape: &[usize], buffer: DeviceBuffer, weak: bool) -> Array {
+        debug_assert_eq!(shape.iter().product::<usize>(), buffer.len());
+        let device = buffer.device();
+        Array {
+            shape: shared_shape(shape),
+            data: Data::OnDevice(Arc::new(buffer)),
+            weak,
+            device,
+            committed: true,
+        }
+    }
+
+    /// The buffer of an array held in a device's memory.
+    pub(crate) fn device_buffer(&self) -> Option<&DeviceBuffer> {
+        match &self.data {
+            Data::OnDevice(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Whether the array is committed to its device (JAX's `committed`): placed there by
+    /// [`device_put`](crate::device::device_put), or computed on a GPU (every GPU array is).
+    /// An operation may move an uncommitted operand (an array made by a `jnp` function, a
+    /// Rust scalar) to the device of a committed one; committed operands on different devices
+    /// are an error. Results of operations on the host are not committed: host devices share
+    /// memory, so nothing there needs to stay put.
+    pub fn is_committed(&self) -> bool {
+        self.committed
+    }
+
+    /// The same array committed to `device`, which must hold its data already (any host
+    /// device, for host data: they share memory).
+    pub(crate) fn committed_to(&self, device: Device) -> Array {
+        debug_assert!(self.device == device || (self.device.is_host() && device.is_host()));
+        Array { device, committed: true, ..self.clone() }
+    }
+
+    /// The values in host memory: borrowed for a host array, copied from the device for one
+    /// on a GPU.
+    pub(crate) fn host_buffer(&self) -> Result<Cow<'_, Buffer>, Error> {
+        match &self.data {
+            Data::OnDevice(b) => Ok(Cow::Owned(backend(b.device())?.download(b)?)),
+            Data::Traced(_) => Err(Error::Traced { op: "reading an array's values" }),
+            _ => Ok(Cow::Borrowed(self.buffer())),
+        }
+    }
+}
+
+/// What `Array::buffer` says of an array on a device: its values are not in host memory.
+#[track_caller]
+pub(super) fn not_on_host(b: &DeviceBuffer) -> ! {
+    let device = b.device();
+    panic!(
+        "the values of an array on {device} were read on the host by an operation that has no \
+         {} kernel; rjax makes no hidden copies: move the array with \
+         device_put(&x, Device::Cpu(0)) first",
+        device.platform().to_uppercase()
+    )
+}

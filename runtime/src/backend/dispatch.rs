@@ -1,0 +1,111 @@
+//! Where operations meet devices: placement (`device_put`) and running a primitive on the
+//! device its operands live on.
+//!
+//! JAX's rules: an operation runs where its operands are; operands *committed* to different
+//! devices are an error naming both; uncommitted ones (arrays made by `jnp` functions and Rust
+//! scalars, which live on `cpu:0` until placed) follow the committed operand there. So in
+//! `&g * 2.0` with `g` on `gpu:0` the `2.0` is uploaded, while an array placed on `cpu:0`
+//! with `device_put` and met by `g` is an error. A device without a kernel for the operation
+//! or its dtype is a panic that says so, never a copy back to the host.
+
+use super::{backend, Backend, DeviceBuffer, Operand};
+use crate::array::Array;
+use crate::device::Device;
+use crate::error::Error;
+use crate::primitives::{Aval, Primitive};
+
+/// Runs `prim` on the device its operands are on, when that is not the host; `None` when
+/// every operand is on the host (the caller evaluates it there).
+///
+/// # Panics
+/// When operands are committed to different devices, when the device has no kernel for the
+/// operation or its dtypes, or when the device fails (out of memory: the op and the bytes).
+#[track_caller]
+pub(crate) fn run(prim: &dyn Primitive, inputs: &[&Array], outputs: &[Aval]) -> Option<Vec<Array>> {
+    let device = inputs.iter().map(|a| a.device()).find(|d| !d.is_host())?;
+    for x in inputs {
+        let other = x.device();
+        if other != device && (x.is_committed() || !other.is_host()) {
+            panic!(
+                "{}: operands are on different devices, {device} and {other}; rjax makes no \
+                 implicit copies: move one with device_put(&x, Device::{})",
+                prim.name(),
+                variant(device)
+            );
+        }
+    }
+    let backend = backend(device).unwrap_or_else(|e| panic!("{}: {e}", prim.name()));
+    let Some(op) = prim.elementwise_op() else {
+        let dtype = inputs.iter().find(|x| x.device() == device).map(|x| x.dtype());
+        unsupported(prim, dtype.expect("an operand is on the device"), device);
+    };
+    let out = &outputs[0];
+    // A conversion to the same dtype only changes the weak-type flag.
+    if op == super::ElementwiseOp::Convert && inputs[0].dtype() == out.dtype {
+        return Some(vec![inputs[0].with_weak_type(out.weak)]);
+    }
+    for dtype in inputs.iter().map(|x| x.dtype()).chain([out.dtype]) {
+        if !backend.computes(dtype) {
+            unsupported(prim, dtype, device);
+        }
+    }
+    let uploaded: Vec<Option<DeviceBuffer>> = inputs
+        .iter()
+        .map(|x| {
+            x.device_buffer().is_none().then(|| {
+                backend.upload(x.buffer()).unwrap_or_else(|e| panic!("{}: {e}", prim.name()))
+            })
+        })
+        .collect();
+    let operands: Vec<Operand<'_>> = inputs
+        .iter()
+        .zip(&uploaded)
+        .map(|(x, up)| Operand {
+            buffer: up.as_ref().or(x.device_buffer()).expect("uploaded above"),
+            shape: x.shape(),
+        })
+        .collect();
+    let buffer =
+        backend.elementwise(op, &operands, out).unwrap_or_else(|e| panic!("{}: {e}", prim.name()));
+    Some(vec![Array::from_device_buffer(&out.shape, buffer, out.weak)])
+}
+
+#[track_caller]
+fn unsupported(prim: &dyn Primitive, dtype: crate::DType, device: Device) -> ! {
+    panic!(
+        "{}: no {} kernel yet for {dtype} on {device}; move the array with \
+         device_put(&x, Device::Cpu(0))",
+        prim.name(),
+        device.platform().to_uppercase(),
+    )
+}
+
+/// `Gpu(0)`: how a device is written in Rust, for messages that suggest code.
+fn variant(device: Device) -> String {
+    let kind = match device {
+        Device::Cpu(_) => "Cpu",
+        Device::Gpu(_) => "Gpu",
+    };
+    format!("{kind}({})", device.id())
+}
+
+/// `x` on `device`, committed to it (see [`crate::device::try_device_put`], which checks that
+/// the device exists).
+pub(crate) fn place(x: &Array, device: Device) -> Result<Array, Error> {
+    let from = x.device();
+    // Host devices share memory: only the placement changes.
+    if from == device || (from.is_host() && device.is_host()) {
+        return Ok(x.committed_to(device));
+    }
+    if x.is_traced() {
+        return Err(Error::Traced { op: "device_put" });
+    }
+    let host = x.host_buffer()?;
+    if device.is_host() {
+        let values = Array::from_buffer(x.shape(), host.into_owned(), x.is_weak());
+        return Ok(values.committed_to(device));
+    }
+    let backend: &dyn Backend = backend(device)?;
+    let buffer = backend.upload(&host)?;
+    Ok(Array::from_device_buffer(x.shape(), buffer, x.is_weak()))
+}

@@ -1,0 +1,176 @@
+//! Backends: the device-neutral interface between arrays and the devices that hold them.
+//!
+//! An array on the host holds a [`Buffer`] and primitives evaluate on it directly
+//! (`exec/cpu`). An array on any other device holds a `DeviceBuffer`, and everything done
+//! with it goes through the `Backend` trait: upload, download, and running one
+//! elementwise operation ([`ElementwiseOp`]) over operands broadcast by NumPy's rules (see
+//! `layout`). The trait and this module name no device kind; each implementation is a
+//! folder beside it — today `wgpu/` (feature `gpu`) — so a new backend touches no primitive.
+//!
+//! `dispatch` is where an operation meets a device: `primitives::bind` hands it every
+//! concrete operation whose operands are not all on the host, and it runs the operation on
+//! their device, or panics naming the operation, dtype and device when that device has no
+//! kernel for it. Nothing falls back to the host behind the caller's back.
+//!
+//! This is the first slice of the backend layer of the design: fused groups, library calls
+//! and plans for `jit` are not here yet.
+
+pub(crate) mod dispatch;
+pub(crate) mod layout;
+#[cfg(feature = "gpu")]
+pub(crate) mod wgpu;
+
+use std::any::Any;
+
+use crate::array::Buffer;
+use crate::device::{Device, MemoryStats};
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::primitives::{Aval, BinaryOp, UnaryOp};
+
+/// The elementwise operations a backend runs, one kernel each: what a primitive is, as far as
+/// a device is concerned (see `Primitive::elementwise_op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElementwiseOp {
+    /// A function of one operand.
+    Unary(UnaryOp),
+    /// A function of two operands of one dtype.
+    Binary(BinaryOp),
+    /// `select(pred, on_true, on_false)`.
+    Select,
+    /// `convert_element_type` to the output's dtype.
+    Convert,
+}
+
+/// An array's storage in a device's memory: its dtype, element count and device, and the
+/// backend's own handle, which goes back to that backend's allocator when dropped.
+pub(crate) struct DeviceBuffer {
+    dtype: DType,
+    len: usize,
+    device: Device,
+    raw: Box<dyn Any + Send + Sync>,
+}
+
+impl DeviceBuffer {
+    /// A buffer of `len` elements of `dtype` on `device`, held by the backend as `raw`.
+    // Only backends make these, and without a backend feature there is none.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn new(
+        device: Device,
+        dtype: DType,
+        len: usize,
+        raw: impl Any + Send + Sync,
+    ) -> DeviceBuffer {
+        DeviceBuffer { dtype, len, device, raw: Box::new(raw) }
+    }
+
+    pub(crate) fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The backend's handle, if it is a `T` (the backend that made it asks).
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub(crate) fn raw<T: 'static>(&self) -> Option<&T> {
+        self.raw.downcast_ref()
+    }
+}
+
+/// An operand of a kernel: a buffer on the kernel's device and the shape it has there.
+// Read by the backends, of which there is none without a backend feature.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+pub(crate) struct Operand<'a> {
+    pub buffer: &'a DeviceBuffer,
+    pub shape: &'a [usize],
+}
+
+/// What a device offers the runtime.
+pub(crate) trait Backend: Send + Sync {
+    /// Whether the device has kernels for `dtype` (any dtype can be stored and copied).
+    fn computes(&self, dtype: DType) -> bool;
+    /// A copy of `host` in the device's memory.
+    fn upload(&self, host: &Buffer) -> Result<DeviceBuffer, Error>;
+    /// A copy of `buffer` in host memory (waits for the work that writes it).
+    fn download(&self, buffer: &DeviceBuffer) -> Result<Buffer, Error>;
+    /// `op` over `operands` (on this device, in dtypes it [`computes`](Backend::computes),
+    /// shapes broadcasting to `out.shape` as the primitive's shape rule checked), into a new
+    /// buffer of `out`'s dtype and shape. It may return before the device has finished.
+    fn elementwise(
+        &self,
+        op: ElementwiseOp,
+        operands: &[Operand<'_>],
+        out: &Aval,
+    ) -> Result<DeviceBuffer, Error>;
+    /// The allocator's counters.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    fn memory_stats(&self) -> MemoryStats;
+}
+
+/// The backend running `device`, opened on first use.
+pub(crate) fn backend(device: Device) -> Result<&'static dyn Backend, Error> {
+    match device {
+        Device::Cpu(_) => Err(Error::Device {
+            device,
+            problem: "host devices hold their arrays in host memory and have no device backend"
+                .to_string(),
+        }),
+        #[cfg(feature = "gpu")]
+        Device::Gpu(id) => wgpu::open(id).map(|b| b as &'static dyn Backend),
+        #[cfg(not(feature = "gpu"))]
+        Device::Gpu(_) => Err(without_gpu()),
+    }
+}
+
+/// How many GPUs there are (see [`crate::device::gpu_devices`]).
+pub(crate) fn gpu_count() -> Result<usize, Error> {
+    #[cfg(feature = "gpu")]
+    return wgpu::adapter_count();
+    #[cfg(not(feature = "gpu"))]
+    Err(without_gpu())
+}
+
+#[cfg(not(feature = "gpu"))]
+fn without_gpu() -> Error {
+    Error::Platform {
+        platform: "gpu",
+        problem: "rjax was built without the `gpu` feature (build with `--features gpu`)"
+            .to_string(),
+    }
+}
+
+/// The allocator counters of an opened GPU (see [`crate::device::memory_stats`]).
+pub(crate) fn memory_stats(device: Device) -> Option<MemoryStats> {
+    match device {
+        Device::Cpu(_) => None,
+        #[cfg(feature = "gpu")]
+        Device::Gpu(id) => wgpu::opened(id).map(|b| b.memory_stats()),
+        #[cfg(not(feature = "gpu"))]
+        Device::Gpu(_) => None,
+    }
+}
+
+pub(crate) use dispatch::place;
+
+/// The WGSL compute shader the GPU backend runs for `op` over operands of these dtypes and
+/// shapes, giving an output of `out`'s dtype and shape: one shader per operation, dtypes and
+/// broadcast pattern, with extents and offsets read from its parameter buffer at run time.
+/// For looking at kernels (as `jax.jit(f).lower(x).as_text()` shows XLA's) and for tests.
+///
+/// # Panics
+/// When the shapes do not broadcast to `out`'s or the dtypes have no GPU kernel.
+#[cfg(feature = "gpu")]
+pub fn elementwise_wgsl(
+    op: ElementwiseOp,
+    operands: &[(DType, &[usize])],
+    out: (DType, &[usize]),
+) -> String {
+    wgpu::wgsl(op, operands, out)
+}

@@ -1,0 +1,406 @@
+//! WGSL for elementwise kernels: one compute shader per operation, operand dtypes and
+//! broadcast pattern (see [`crate::backend::layout`]), the extents and offsets read at run
+//! time from a small parameter buffer.
+//!
+//! Values of dtypes `float32`, `int32` and `uint32` are stored as WGSL's `f32`, `i32` and
+//! `u32`; `bool` as one `u32` (0 or 1) per element, since WGSL has no 8-bit storage. Results
+//! follow the CPU kernels': integer division by zero gives all ones and `x % 0` gives `x` (as
+//! XLA), arithmetic wraps, float `%` is the exact `fmod`, `max`/`min` propagate NaN, and
+//! `exp`, `log`, `log1p`, `tanh`, `logistic`, `erf` and `erf_inv` are XLA's own f32
+//! approximations, ported operation for operation from `exec/cpu/xla_math.rs` (fused
+//! multiply-adds included) so that the two backends agree to the ulp or better.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::math;
+use crate::backend::layout::Access;
+use crate::backend::ElementwiseOp;
+use crate::dtype::DType;
+use crate::primitives::{BinaryOp, UnaryOp};
+
+/// Invocations per workgroup; a launch of `n` elements is `ceil(n / 256)` workgroups laid out
+/// over x and y (each at most 65535).
+pub(super) const WORKGROUP: u32 = 256;
+
+/// What one kernel computes: the operation, its operands' dtypes and how each is read, the
+/// output dtype, and the rank of the layout.
+pub(super) struct Kernel<'a> {
+    pub op: ElementwiseOp,
+    pub inputs: Vec<(DType, &'a Access)>,
+    pub out: DType,
+    pub rank: usize,
+}
+
+/// The words of a launch's parameter buffer: element count, window extents, each operand's
+/// (then the output's) first element in its binding, and the strides of strided operands.
+pub(super) fn params(n: usize, dims: &[usize], bases: &[usize], inputs: &[&Access]) -> Vec<u32> {
+    let word = |v: usize| u32::try_from(v).expect("a window's offsets fit 32 bits");
+    let mut words = vec![word(n)];
+    words.extend(dims.iter().map(|&d| word(d)));
+    words.extend(bases.iter().map(|&b| word(b)));
+    for access in inputs {
+        if let Access::Strided(strides) = access {
+            words.extend(strides.iter().map(|&s| word(s)));
+        }
+    }
+    words
+}
+
+/// The WGSL storage type of a dtype's elements.
+fn storage(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => "f32",
+        DType::I32 => "i32",
+        DType::U32 | DType::Bool => "u32",
+        other => unreachable!("no WGSL storage for {other}"),
+    }
+}
+
+/// The dtypes kernels exist for.
+pub(super) fn computes(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
+}
+
+/// The shader for `kernel`.
+pub(super) fn elementwise(kernel: &Kernel<'_>) -> String {
+    let rank = kernel.rank;
+    let nin = kernel.inputs.len();
+    let mut helpers = BTreeSet::new();
+    let mut private = String::new();
+    let value = expression(kernel, &mut helpers, &mut private);
+
+    let mut s = String::new();
+    let described: Vec<String> = kernel
+        .inputs
+        .iter()
+        .map(|(d, a)| {
+            let how = match a {
+                Access::Same => "same".to_string(),
+                Access::Scalar => "scalar".to_string(),
+                Access::Strided(strides) => {
+                    let axes: Vec<String> = (0..strides.len())
+                        .filter(|&k| strides[k] != 0)
+                        .map(|k| k.to_string())
+                        .collect();
+                    let noun = if axes.len() == 1 { "axis" } else { "axes" };
+                    format!("along {noun} {}", axes.join(" "))
+                }
+            };
+            format!("{d}[{how}]")
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "// rjax elementwise kernel: {:?} of {} -> {} (rank {rank})",
+        kernel.op,
+        described.join(", "),
+        kernel.out
+    );
+    let _ = writeln!(s, "@group(0) @binding(0) var<storage, read> params: array<u32>;");
+    for (i, (dtype, _)) in kernel.inputs.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({}) var<storage, read> in{i}: array<{}>;",
+            i + 1,
+            storage(*dtype)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "@group(0) @binding({}) var<storage, read_write> out: array<{}>;",
+        nin + 1,
+        storage(kernel.out)
+    );
+    for name in math::closure(&helpers) {
+        s.push('\n');
+        s.push_str(&math::source(name));
+    }
+    s.push_str(&private);
+    let _ = write!(
+        s,
+        "
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {{
+    let i = (wg.y * groups.x + wg.x) * {WORKGROUP}u + lane;
+    if (i >= params[0]) {{
+        return;
+    }}
+"
+    );
+    let base = |k: usize| 1 + rank + k;
+    if kernel.inputs.iter().any(|(_, a)| matches!(a, Access::Strided(_))) {
+        s.push_str("    var rest = i;\n");
+        for k in (1..rank).rev() {
+            let _ = writeln!(
+                s,
+                "    let c{k} = rest % params[{d}];\n    rest = rest / params[{d}];",
+                d = 1 + k
+            );
+        }
+        s.push_str("    let c0 = rest;\n");
+    }
+    let mut stride_word = 1 + rank + nin + 1;
+    for (i, (dtype, access)) in kernel.inputs.iter().enumerate() {
+        let index = match access {
+            Access::Same => format!("params[{}] + i", base(i)),
+            Access::Scalar => format!("params[{}]", base(i)),
+            Access::Strided(strides) => {
+                let mut terms = vec![format!("params[{}]", base(i))];
+                for (k, &stride) in strides.iter().enumerate() {
+                    // The pattern fixes which axes the operand is broadcast over: those
+                    // terms are left out.
+                    if stride != 0 {
+                        terms.push(format!("c{k} * params[{}]", stride_word + k));
+                    }
+                }
+                stride_word += rank;
+                terms.join(" + ")
+            }
+        };
+        let load = format!("in{i}[{index}]");
+        let load = if *dtype == DType::Bool { format!("({load} != 0u)") } else { load };
+        let _ = writeln!(s, "    let x{i} = {load};");
+    }
+    let store = if kernel.out == DType::Bool { format!("select(0u, 1u, {value})") } else { value };
+    let _ = writeln!(s, "    out[params[{}] + i] = {store};\n}}", base(nin));
+    s
+}
+
+/// The WGSL expression of the kernel's value, from the loaded operands `x0`, `x1`, `x2`,
+/// noting the helper functions it calls in `helpers` and writing ones made for this kernel
+/// alone into `private`.
+fn expression(
+    kernel: &Kernel<'_>,
+    helpers: &mut BTreeSet<&'static str>,
+    private: &mut String,
+) -> String {
+    let dtype = kernel.inputs[0].0;
+    let mut call = |name: &'static str, args: &str| {
+        helpers.insert(name);
+        format!("{name}({args})")
+    };
+    match kernel.op {
+        ElementwiseOp::Unary(op) => unary(op, dtype, &mut call, private),
+        ElementwiseOp::Binary(op) => binary(op, dtype, &mut call),
+        ElementwiseOp::Select => "select(x2, x1, x0)".to_string(),
+        ElementwiseOp::Convert => convert(dtype, kernel.out, &mut call),
+    }
+}
+
+type Call<'a> = dyn FnMut(&'static str, &str) -> String + 'a;
+
+fn unary(op: UnaryOp, dtype: DType, call: &mut Call<'_>, private: &mut String) -> String {
+    use UnaryOp::*;
+    let x = "x0";
+    if let IntegerPow(n) = op {
+        private.push_str(&integer_pow(n, dtype));
+        return "powi(x0)".to_string();
+    }
+    match dtype {
+        DType::F32 => match op {
+            Neg => "-x0".to_string(),
+            Abs => "abs(x0)".to_string(),
+            Sign => call("sign_f32", x),
+            Square => "x0 * x0".to_string(),
+            Exp => call("exp_xla", x),
+            Exp2 => call("exp2_f32", x),
+            Log => call("log_xla", x),
+            Log1p => call("log1p_xla", x),
+            Expm1 => call("expm1_f32", x),
+            Sqrt => "sqrt(x0)".to_string(),
+            Rsqrt => "1.0 / sqrt(x0)".to_string(),
+            Cbrt => call("cbrt_f32", x),
+            Reciprocal => "1.0 / x0".to_string(),
+            Sin => call("sin_f32", x),
+            Cos => call("cos_f32", x),
+            Tan => call("tan_f32", x),
+            Asin => call("asin_f32", x),
+            Acos => call("acos_f32", x),
+            Atan => call("atan_f32", x),
+            Sinh => call("sinh_f32", x),
+            Cosh => call("cosh_f32", x),
+            Tanh => call("tanh_xla", x),
+            Asinh => call("asinh_f32", x),
+            Acosh => call("acosh_f32", x),
+            Atanh => call("atanh_f32", x),
+            Logistic => call("logistic_xla", x),
+            Erf => call("erf_xla", x),
+            ErfInv => call("erf_inv_xla", x),
+            Floor => "floor(x0)".to_string(),
+            Ceil => "ceil(x0)".to_string(),
+            // WGSL's round takes halves to even, as jnp.round does.
+            Round => "round(x0)".to_string(),
+            IsNan => call("is_nan", x),
+            IsFinite => call("is_finite", x),
+            Not | IntegerPow(_) => {
+                unreachable!("{} of float32 is refused by its shape rule", op.op_name())
+            }
+        },
+        DType::I32 => match op {
+            Neg => "-x0".to_string(),
+            // WGSL's abs of the most negative i32 is itself, as wrapping_abs.
+            Abs => "abs(x0)".to_string(),
+            Sign => "sign(x0)".to_string(),
+            Square => "x0 * x0".to_string(),
+            Not => "~x0".to_string(),
+            _ => unreachable!("{} of int32 is refused by its shape rule", op.op_name()),
+        },
+        DType::U32 => match op {
+            Neg => "0u - x0".to_string(),
+            Abs => "x0".to_string(),
+            Sign => "select(0u, 1u, x0 > 0u)".to_string(),
+            Square => "x0 * x0".to_string(),
+            Not => "~x0".to_string(),
+            _ => unreachable!("{} of uint32 is refused by its shape rule", op.op_name()),
+        },
+        DType::Bool => match op {
+            Not => "!x0".to_string(),
+            _ => unreachable!("{} of bool is refused by its shape rule", op.op_name()),
+        },
+        other => unreachable!("no kernels for {other}"),
+    }
+}
+
+/// `powi(x) = x ** n` as the CPU computes it: for floats compiler-rt's `__powisf2` (square
+/// and multiply over the bits of `|n|`, then one reciprocal for negative `n`), unrolled for
+/// this `n`, so the products are the same ones in the same order; for integers the same
+/// products wrap to the same bits as `n` repeated multiplications.
+fn integer_pow(n: i32, dtype: DType) -> String {
+    let ty = storage(dtype);
+    let one = match dtype {
+        DType::F32 => "1.0",
+        DType::I32 => "1",
+        _ => "1u",
+    };
+    let mut body =
+        format!("\nfn powi(x: {ty}) -> {ty} {{\n    var a = x;\n    var r: {ty} = {one};\n");
+    let mut bits = n.unsigned_abs();
+    loop {
+        if bits & 1 == 1 {
+            body.push_str("    r = r * a;\n");
+        }
+        bits >>= 1;
+        if bits == 0 {
+            break;
+        }
+        body.push_str("    a = a * a;\n");
+    }
+    if n < 0 {
+        body.push_str("    return 1.0 / r;\n}\n");
+    } else {
+        body.push_str("    return r;\n}\n");
+    }
+    body
+}
+
+fn binary(op: BinaryOp, dtype: DType, call: &mut Call<'_>) -> String {
+    use BinaryOp::*;
+    let args = "x0, x1";
+    let infix = |sym: &str| format!("x0 {sym} x1");
+    match dtype {
+        DType::F32 => match op {
+            Add => infix("+"),
+            Sub => infix("-"),
+            Mul => infix("*"),
+            Div => infix("/"),
+            Rem => call("fmod_f32", args),
+            Pow => call("pow_f32", args),
+            Max => call("max_f32", args),
+            Min => call("min_f32", args),
+            Atan2 => call("atan2_f32", args),
+            NextAfter => call("next_after_f32", args),
+            Eq => infix("=="),
+            // Written as a negated equality: true for NaN operands, whatever `!=` compiles to.
+            Ne => "!(x0 == x1)".to_string(),
+            Lt => infix("<"),
+            Le => infix("<="),
+            Gt => "x1 < x0".to_string(),
+            Ge => "x1 <= x0".to_string(),
+            And | Or | Xor => {
+                unreachable!("{} of float32 is refused by its shape rule", op.op_name())
+            }
+        },
+        DType::I32 | DType::U32 => {
+            let (zero, all_ones) =
+                if dtype == DType::I32 { ("0", "-1") } else { ("0u", "0xffffffffu") };
+            match op {
+                Add => infix("+"),
+                Sub => infix("-"),
+                Mul => infix("*"),
+                // XLA's (and the CPU kernels') integer division: x / 0 is all ones, and
+                // MIN / -1 wraps to MIN, which WGSL gives too.
+                Div => format!("select(x0 / x1, {all_ones}, x1 == {zero})"),
+                // x % 0 is x; MIN % -1 is 0 in WGSL as in wrapping_rem.
+                Rem => format!("select(x0 % x1, x0, x1 == {zero})"),
+                Pow => call(if dtype == DType::I32 { "ipow_i32" } else { "ipow_u32" }, args),
+                Max => format!("max({args})"),
+                Min => format!("min({args})"),
+                And => infix("&"),
+                Or => infix("|"),
+                Xor => infix("^"),
+                Eq => infix("=="),
+                Ne => infix("!="),
+                Lt => infix("<"),
+                Le => infix("<="),
+                Gt => infix(">"),
+                Ge => infix(">="),
+                Atan2 | NextAfter => {
+                    unreachable!("{} of integers is refused by its shape rule", op.op_name())
+                }
+            }
+        }
+        DType::Bool => match op {
+            Max | Or => infix("|"),
+            Min | And => infix("&"),
+            Xor | Ne => infix("!="),
+            Eq => infix("=="),
+            Lt => "!x0 & x1".to_string(),
+            Le => "!x0 | x1".to_string(),
+            Gt => "x0 & !x1".to_string(),
+            Ge => "x0 | !x1".to_string(),
+            _ => unreachable!("{} of bool is refused by its shape rule", op.op_name()),
+        },
+        other => unreachable!("no kernels for {other}"),
+    }
+}
+
+/// `astype` between the kernel dtypes, with the CPU's rules: floats truncate toward zero and
+/// saturate into integers (NaN gives 0), integers wrap, anything nonzero (NaN too) is true,
+/// and integers round to the nearest float, ties to even.
+fn convert(from: DType, to: DType, call: &mut Call<'_>) -> String {
+    use DType::*;
+    match (from, to) {
+        (F32, I32) => call("f32_to_i32", "x0"),
+        (F32, U32) => call("f32_to_u32", "x0"),
+        (F32, Bool) => "!(x0 == 0.0)".to_string(),
+        // The two 16-bit halves convert exactly and their sum rounds once, to nearest even,
+        // however the device rounds a direct conversion.
+        (I32, F32) => "f32(x0 >> 16u) * 65536.0 + f32(x0 & 0xffff)".to_string(),
+        (U32, F32) => "f32(x0 >> 16u) * 65536.0 + f32(x0 & 0xffffu)".to_string(),
+        (I32, U32) => "bitcast<u32>(x0)".to_string(),
+        (U32, I32) => "bitcast<i32>(x0)".to_string(),
+        (I32, Bool) => "x0 != 0".to_string(),
+        (U32, Bool) => "x0 != 0u".to_string(),
+        (Bool, F32) => "select(0.0, 1.0, x0)".to_string(),
+        (Bool, I32) => "select(0, 1, x0)".to_string(),
+        (Bool, U32) => "select(0u, 1u, x0)".to_string(),
+        (a, b) => unreachable!("a conversion from {a} to {b} is a relabelling or has no kernel"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_pow_follows_compiler_rt() {
+        // 5 = 0b101: r = a, then a = a^2, a = a^4, r = a * a^4.
+        let s = integer_pow(5, DType::F32);
+        assert_eq!(s.matches("r = r * a").count(), 2);
+        assert_eq!(s.matches("a = a * a").count(), 2);
+        assert!(integer_pow(-2, DType::F32).contains("return 1.0 / r"));
+        assert!(!integer_pow(0, DType::I32).contains("r = r * a"));
+    }
+}

@@ -1,0 +1,451 @@
+//! The wgpu backend (feature `gpu`): arrays in the memory of any adapter wgpu finds (Vulkan,
+//! Metal, DX12; Mesa's lavapipe runs Vulkan on the CPU), elementwise operations as generated
+//! WGSL compute shaders.
+//!
+//! Each adapter is opened once, on first use: its device and queue are requested with the
+//! adapter's own limits (wgpu asks for fewer by default: 8 storage buffers, 128 MiB
+//! bindings). Storage comes from a caching allocator ([`alloc`]); shaders are generated per
+//! operation, dtypes and broadcast pattern ([`codegen`]) and their pipelines cached by their
+//! WGSL text. A launch records all its dispatches into one submission and returns without
+//! waiting; reading values back waits for the work before them.
+//!
+//! An output larger than one binding (128 MiB on lavapipe, `max_storage_buffer_binding_size`
+//! in general) is computed in windows, each binding the part of every operand it reads (see
+//! [`Layout::windows`]).
+
+mod alloc;
+mod codegen;
+mod math;
+
+use std::collections::HashMap;
+use std::num::NonZeroU64;
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+
+use alloc::{Kind, Pool, Pooled};
+
+use super::layout::{Access, Layout};
+use super::{Backend, DeviceBuffer, ElementwiseOp, Operand};
+use crate::array::Buffer;
+use crate::device::{Device, MemoryStats};
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::primitives::Aval;
+
+/// The adapters found, in device order, each with its backend once opened.
+struct Adapters {
+    found: Vec<Found>,
+}
+
+struct Found {
+    adapter: wgpu::Adapter,
+    opened: OnceLock<Result<WgpuBackend, Error>>,
+}
+
+/// The adapters, looked for once per process.
+static ADAPTERS: OnceLock<Result<Adapters, Error>> = OnceLock::new();
+
+fn adapters() -> Result<&'static Adapters, Error> {
+    ADAPTERS.get_or_init(find_adapters).as_ref().map_err(Clone::clone)
+}
+
+fn find_adapters() -> Result<Adapters, Error> {
+    let backends = wgpu::Backends::PRIMARY.with_env();
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends,
+        // No validation layers (they are slow and usually absent) unless WGPU_* asks.
+        flags: wgpu::InstanceFlags::empty().with_env(),
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let mut found = pollster::block_on(instance.enumerate_adapters(backends));
+    // Real GPUs before emulated ones, so gpu:0 is the fastest there is.
+    found.sort_by_key(|a| match a.get_info().device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    });
+    if found.is_empty() {
+        return Err(Error::Platform { platform: "gpu", problem: no_adapter_reason() });
+    }
+    let found = found.into_iter().map(|adapter| Found { adapter, opened: OnceLock::new() });
+    Ok(Adapters { found: found.collect() })
+}
+
+/// Why wgpu found no adapter, as far as can be told without loading anything.
+fn no_adapter_reason() -> String {
+    let hint = "on Linux without a GPU, Mesa's lavapipe gives a Vulkan device on the CPU \
+                (apt-get install mesa-vulkan-drivers libvulkan1)";
+    if cfg!(target_os = "linux") && !vulkan_loader_installed() {
+        return format!(
+            "no Vulkan loader (libvulkan.so.1) was found, so wgpu has no Vulkan adapter; {hint}"
+        );
+    }
+    format!(
+        "wgpu found no Vulkan, Metal or DX12 adapter (no driver for a device here, or \
+         WGPU_BACKEND rules them out); {hint}"
+    )
+}
+
+/// Whether `libvulkan.so.1` is in one of the usual library directories or `LD_LIBRARY_PATH`.
+fn vulkan_loader_installed() -> bool {
+    let mut dirs: Vec<std::path::PathBuf> = std::env::var_os("LD_LIBRARY_PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    let arch = std::env::consts::ARCH;
+    for d in ["/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib"] {
+        dirs.push(d.into());
+        dirs.push(format!("{d}/{arch}-linux-gnu").into());
+    }
+    dirs.iter().any(|d| d.join("libvulkan.so.1").exists())
+}
+
+/// How many adapters there are.
+pub(super) fn adapter_count() -> Result<usize, Error> {
+    adapters().map(|a| a.found.len())
+}
+
+/// The backend of `gpu:{id}`, opening it on first use.
+pub(super) fn open(id: usize) -> Result<&'static WgpuBackend, Error> {
+    let adapters = adapters()?;
+    let found = adapters.found.get(id).ok_or_else(|| Error::Device {
+        device: Device::Gpu(id),
+        problem: format!("there is no such device; {} GPUs were found", adapters.found.len()),
+    })?;
+    found.opened.get_or_init(|| WgpuBackend::new(id, &found.adapter)).as_ref().map_err(Clone::clone)
+}
+
+/// The backend of `gpu:{id}` if it has been opened.
+pub(super) fn opened(id: usize) -> Option<&'static WgpuBackend> {
+    let adapters = ADAPTERS.get()?.as_ref().ok()?;
+    adapters.found.get(id)?.opened.get()?.as_ref().ok()
+}
+
+/// The shader [`WgpuBackend::elementwise`] runs (see [`super::elementwise_wgsl`]).
+pub(super) fn wgsl(
+    op: ElementwiseOp,
+    operands: &[(DType, &[usize])],
+    out: (DType, &[usize]),
+) -> String {
+    let shapes: Vec<&[usize]> = operands.iter().map(|(_, s)| *s).collect();
+    for (dtype, shape) in operands.iter().copied().chain([out]) {
+        assert!(codegen::computes(dtype), "elementwise_wgsl: no GPU kernel for {dtype}");
+        assert!(
+            crate::shape::broadcast_shapes(shape, out.1).as_deref() == Some(out.1),
+            "elementwise_wgsl: {shape:?} does not broadcast to {:?}",
+            out.1
+        );
+    }
+    let layout = Layout::new(out.1, &shapes);
+    let kernel = codegen::Kernel {
+        op,
+        inputs: operands.iter().zip(&layout.operands).map(|((d, _), a)| (*d, a)).collect(),
+        out: out.0,
+        rank: layout.dims.len(),
+    };
+    codegen::elementwise(&kernel)
+}
+
+/// A compiled kernel and the layout of its bindings.
+struct Pipeline {
+    pipeline: wgpu::ComputePipeline,
+    bindings: wgpu::BindGroupLayout,
+}
+
+/// One opened adapter.
+pub(crate) struct WgpuBackend {
+    id: Device,
+    name: String,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    limits: wgpu::Limits,
+    pool: Arc<Pool>,
+    /// Compiled kernels by their WGSL.
+    pipelines: Mutex<HashMap<String, Arc<Pipeline>>>,
+}
+
+impl WgpuBackend {
+    fn new(index: usize, adapter: &wgpu::Adapter) -> Result<WgpuBackend, Error> {
+        let id = Device::Gpu(index);
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("rjax"),
+            required_limits: limits.clone(),
+            ..Default::default()
+        }))
+        .map_err(|e| Error::Device {
+            device: id,
+            problem: format!("opening adapter {:?} ({:?}) failed: {e}", info.name, info.backend),
+        })?;
+        let pool = Pool::new(device.clone(), id, limits.max_buffer_size);
+        Ok(WgpuBackend {
+            id,
+            name: info.name,
+            device,
+            queue,
+            limits,
+            pool,
+            pipelines: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The pipeline of `wgsl`, compiled on first use.
+    fn pipeline(&self, wgsl: &str) -> Arc<Pipeline> {
+        if let Some(p) = self.pipelines.lock().unwrap_or_else(|e| e.into_inner()).get(wgsl) {
+            return p.clone();
+        }
+        // A shader that does not compile is a bug here, not the caller's: say which.
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("rjax elementwise"),
+            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("rjax elementwise"),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            panic!("a generated kernel was rejected by {} ({}): {e}\n{wgsl}", self.id, self.name);
+        }
+        let bindings = pipeline.get_bind_group_layout(0);
+        let compiled = Arc::new(Pipeline { pipeline, bindings });
+        let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        cache.entry(wgsl.to_string()).or_insert(compiled).clone()
+    }
+
+    /// The most elements of 4 bytes a window may span in one binding, keeping room to start
+    /// the binding at an aligned offset before the first.
+    fn window_elements(&self) -> usize {
+        let binding = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
+        let align = u64::from(self.limits.min_storage_buffer_offset_alignment);
+        usize::try_from((binding - align) / 4).unwrap_or(usize::MAX)
+    }
+
+    /// Waits for the work submitted so far.
+    fn wait(&self) -> Result<(), Error> {
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| {
+            Error::Device {
+                device: self.id,
+                problem: format!("waiting for the device failed: {e}"),
+            }
+        })
+    }
+}
+
+/// Bytes a device buffer of `len` elements of `dtype` holds: bool is stored as `u32`, and
+/// copies move multiples of 4 bytes.
+fn stored_bytes(dtype: DType, len: usize) -> u64 {
+    let element = if dtype == DType::Bool { 4 } else { dtype.size_of() };
+    ((len * element) as u64).div_ceil(4) * 4
+}
+
+/// Writes the bytes of `host` as the device stores them into `view` (the stored size, padding
+/// included).
+fn write_host(host: &Buffer, mut view: wgpu::QueueWriteBufferView) {
+    let expanded: Vec<u32>;
+    let bytes: &[u8] = match host {
+        Buffer::Bool(v) => {
+            expanded = v.iter().map(|&b| u32::from(b)).collect();
+            bytemuck::cast_slice(&expanded)
+        }
+        Buffer::I8(v) => bytemuck::cast_slice(v),
+        Buffer::I16(v) => bytemuck::cast_slice(v),
+        Buffer::I32(v) => bytemuck::cast_slice(v),
+        Buffer::I64(v) => bytemuck::cast_slice(v),
+        Buffer::U8(v) => v,
+        Buffer::U16(v) => bytemuck::cast_slice(v),
+        Buffer::U32(v) => bytemuck::cast_slice(v),
+        Buffer::U64(v) => bytemuck::cast_slice(v),
+        Buffer::F16(v) => bytemuck::cast_slice(v),
+        Buffer::BF16(v) => bytemuck::cast_slice(v),
+        Buffer::F32(v) => bytemuck::cast_slice(v),
+        Buffer::F64(v) => bytemuck::cast_slice(v),
+    };
+    view.slice(..bytes.len()).copy_from_slice(bytes);
+    view.slice(bytes.len()..).fill(0);
+}
+
+/// `len` elements of `dtype` from the device's bytes.
+fn read_host(dtype: DType, len: usize, src: &[u8]) -> Buffer {
+    if dtype == DType::Bool {
+        return Buffer::Bool(src.chunks_exact(4).take(len).map(|c| c != [0; 4]).collect());
+    }
+    let b = &src[..len * dtype.size_of()];
+    match dtype {
+        DType::I8 => Buffer::I8(bytemuck::pod_collect_to_vec(b)),
+        DType::I16 => Buffer::I16(bytemuck::pod_collect_to_vec(b)),
+        DType::I32 => Buffer::I32(bytemuck::pod_collect_to_vec(b)),
+        DType::I64 => Buffer::I64(bytemuck::pod_collect_to_vec(b)),
+        DType::U8 => Buffer::U8(b.to_vec()),
+        DType::U16 => Buffer::U16(bytemuck::pod_collect_to_vec(b)),
+        DType::U32 => Buffer::U32(bytemuck::pod_collect_to_vec(b)),
+        DType::U64 => Buffer::U64(bytemuck::pod_collect_to_vec(b)),
+        DType::F16 => Buffer::F16(bytemuck::pod_collect_to_vec(b)),
+        DType::BF16 => Buffer::BF16(bytemuck::pod_collect_to_vec(b)),
+        DType::F32 => Buffer::F32(bytemuck::pod_collect_to_vec(b)),
+        DType::F64 => Buffer::F64(bytemuck::pod_collect_to_vec(b)),
+        DType::Bool => unreachable!("handled above"),
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn computes(&self, dtype: DType) -> bool {
+        codegen::computes(dtype)
+    }
+
+    fn upload(&self, host: &Buffer) -> Result<DeviceBuffer, Error> {
+        let (dtype, len) = (host.dtype(), host.len());
+        let bytes = stored_bytes(dtype, len);
+        let buffer = self.pool.take(Kind::Storage, bytes, "device_put")?;
+        if let Some(size) = NonZeroU64::new(bytes) {
+            let view = self.queue.write_buffer_with(&buffer, 0, size).ok_or_else(|| {
+                Error::Device { device: self.id, problem: format!("writing {bytes} bytes failed") }
+            })?;
+            write_host(host, view);
+        }
+        Ok(DeviceBuffer::new(self.id, dtype, len, buffer))
+    }
+
+    fn download(&self, buffer: &DeviceBuffer) -> Result<Buffer, Error> {
+        let (dtype, len) = (buffer.dtype(), buffer.len());
+        let bytes = stored_bytes(dtype, len);
+        if bytes == 0 {
+            return Ok(read_host(dtype, 0, &[]));
+        }
+        let source: &Pooled = buffer.raw().expect("a GPU array holds a pooled wgpu buffer");
+        let staging = self.pool.take(Kind::Readback, bytes, "reading values back")?;
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(source, 0, &staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        let (sent, mapped) = mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
+            let _ = sent.send(r);
+        });
+        self.wait()?;
+        let failed = |e: String| Error::Device {
+            device: self.id,
+            problem: format!("reading {bytes} bytes back failed: {e}"),
+        };
+        mapped.recv().map_err(|e| failed(e.to_string()))?.map_err(|e| failed(e.to_string()))?;
+        let host = {
+            let view = staging.get_mapped_range(..bytes).map_err(|e| failed(e.to_string()))?;
+            read_host(dtype, len, &view)
+        };
+        staging.unmap();
+        Ok(host)
+    }
+
+    fn elementwise(
+        &self,
+        op: ElementwiseOp,
+        operands: &[Operand<'_>],
+        out: &Aval,
+    ) -> Result<DeviceBuffer, Error> {
+        let shapes: Vec<&[usize]> = operands.iter().map(|o| o.shape).collect();
+        let layout = Layout::new(&out.shape, &shapes);
+        let len = layout.len();
+        let op_name = match op {
+            ElementwiseOp::Unary(u) => u.op_name().to_string(),
+            ElementwiseOp::Binary(b) => b.op_name().to_string(),
+            ElementwiseOp::Select => "select".to_string(),
+            ElementwiseOp::Convert => "convert_element_type".to_string(),
+        };
+        let result = self.pool.take(Kind::Storage, stored_bytes(out.dtype, len), &op_name)?;
+        let windows = layout.windows(self.window_elements());
+        if windows.is_empty() {
+            return Ok(DeviceBuffer::new(self.id, out.dtype, len, result));
+        }
+        let kernel = codegen::Kernel {
+            op,
+            inputs: operands
+                .iter()
+                .zip(&layout.operands)
+                .map(|(o, a)| (o.buffer.dtype(), a))
+                .collect(),
+            out: out.dtype,
+            rank: layout.dims.len(),
+        };
+        let pipeline = self.pipeline(&codegen::elementwise(&kernel));
+
+        // Every window's bindings start at an aligned offset at or before its first element;
+        // its parameters say where that element is.
+        let align = u64::from(self.limits.min_storage_buffer_offset_alignment);
+        let accesses: Vec<&Access> = layout.operands.iter().collect();
+        let mut params: Vec<Vec<u32>> = Vec::new();
+        let mut ranges: Vec<Vec<(u64, u64)>> = Vec::new();
+        for w in &windows {
+            let mut bases = Vec::new();
+            let mut bound = Vec::new();
+            for &(start, span) in &w.spans {
+                let first = start as u64 * 4;
+                let offset = first / align * align;
+                bases.push(((first - offset) / 4) as usize);
+                bound.push((offset, first - offset + span as u64 * 4));
+            }
+            params.push(codegen::params(w.len(), &w.dims, &bases, &accesses));
+            ranges.push(bound);
+        }
+        let words = params[0].len() as u64;
+        let stride = (words * 4).div_ceil(align) * align;
+        let param_buffer = self.pool.take(Kind::Storage, stride * params.len() as u64, &op_name)?;
+        let mut packed = vec![0u32; (stride / 4) as usize * params.len()];
+        for (k, p) in params.iter().enumerate() {
+            let at = k * (stride / 4) as usize;
+            packed[at..at + p.len()].copy_from_slice(p);
+        }
+        self.queue.write_buffer(&param_buffer, 0, bytemuck::cast_slice(&packed));
+
+        let mut buffers: Vec<&wgpu::Buffer> = operands
+            .iter()
+            .map(|o| &**o.buffer.raw::<Pooled>().expect("a GPU array holds a pooled wgpu buffer"))
+            .collect();
+        buffers.push(&result);
+        let max_groups = self.limits.max_compute_workgroups_per_dimension.max(1);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline.pipeline);
+            for (k, (w, bound)) in windows.iter().zip(&ranges).enumerate() {
+                let mut entries = vec![wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &param_buffer,
+                        offset: k as u64 * stride,
+                        size: NonZeroU64::new(words * 4),
+                    }),
+                }];
+                for (b, (buffer, &(offset, size))) in buffers.iter().zip(bound).enumerate() {
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: b as u32 + 1,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer,
+                            offset,
+                            size: NonZeroU64::new(size),
+                        }),
+                    });
+                }
+                let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &pipeline.bindings,
+                    entries: &entries,
+                });
+                pass.set_bind_group(0, &group, &[]);
+                let groups = u32::try_from(w.len().div_ceil(codegen::WORKGROUP as usize))
+                    .expect("a window is smaller than one binding");
+                let x = groups.min(max_groups);
+                pass.dispatch_workgroups(x, groups.div_ceil(x), 1);
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+        Ok(DeviceBuffer::new(self.id, out.dtype, len, result))
+    }
+
+    fn memory_stats(&self) -> MemoryStats {
+        self.pool.stats()
+    }
+}

@@ -193,7 +193,7 @@ mod tests {
         assert_eq!((l.dims.len(), l.len()), (0, 1));
         assert_eq!(l.operands, vec![Access::Same, Access::Same]);
         // A size-1 operand of the same rank is a scalar, one of equal size is the same.
-        let l = Layout::new(&[3, 1], &[&[1, 1], &[3]]);
+        let l = Layout::new(&[1, 3], &[&[1, 1], &[3]]);
         assert_eq!(l.operands, vec![Access::Scalar, Access::Same]);
     }
 

@@ -7,47 +7,14 @@
 #![cfg(feature = "gpu")]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Mutex, MutexGuard};
 
 use rjax::backend::ElementwiseOp;
 use rjax::device::{self, device_put, Device};
 use rjax::primitives::{bind1, BinaryOp, Convert, Primitive, Select, UnaryOp};
 use rjax::{jnp, Array, DType};
 
-/// `gpu:0` and a lock that runs the GPU tests one at a time (the buffer counters are the
-/// device's, and lavapipe uses every core anyway); `None`, having said why, when there is no
-/// GPU and `RJAX_REQUIRE_GPU` is not `1`.
-fn gpu() -> Option<(Device, MutexGuard<'static, ()>)> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    match device::gpu_devices() {
-        Ok(gpus) => Some((gpus[0], ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))),
-        Err(e) if std::env::var("RJAX_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("RJAX_REQUIRE_GPU=1, but there is no GPU: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: no GPU ({e})");
-            None
-        }
-    }
-}
-
-/// xorshift64*: reproducible data without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod common;
+use common::gpu::{gpu, panic_text, Rng};
 
 /// Float values over `[lo, hi]`, with halves and integers, and one of each special value.
 fn floats(rng: &mut Rng, n: usize, (lo, hi): (f64, f64)) -> Vec<f32> {
@@ -528,16 +495,13 @@ fn operands_on_different_devices_are_an_error_naming_both() {
 fn unsupported_ops_and_dtypes_name_op_dtype_and_device() {
     let Some((gpu, _one)) = gpu() else { return };
     let g = device_put(&jnp::arange(6.0), gpu);
-    let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| g.sum())).unwrap_err());
-    assert!(msg.contains("reduce_sum: no GPU kernel yet for float32 on gpu:0"), "{msg}");
-    assert!(msg.contains("device_put(&x, Device::Cpu(0))"), "{msg}");
-    let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| g.reshape([2, 3]).t())).unwrap_err());
-    assert!(msg.contains("on gpu:0"), "{msg}");
+    let indices = device_put(&jnp::array([2i32, 0]), gpu);
+    let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| g.take(&indices, None))).unwrap_err());
+    assert!(msg.contains("gather: no GPU kernel yet for"), "{msg}");
+    assert!(msg.contains("gpu:0") && msg.contains("device_put(&x, Device::Cpu(0))"), "{msg}");
     let wide = device_put(&jnp::arange(3.0).astype(DType::F64), gpu);
     let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| wide.exp())).unwrap_err());
     assert!(msg.contains("exp: no GPU kernel yet for float64 on gpu:0"), "{msg}");
-    let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| double(&g))).unwrap_err());
-    assert!(msg.contains("jit(double)") && msg.contains("gpu:0"), "{msg}");
     // The explicit way: move, then reduce.
     assert_eq!(device_put(&g, Device::Cpu(0)).sum().item::<f32>().unwrap(), 15.0);
 }
@@ -545,14 +509,6 @@ fn unsupported_ops_and_dtypes_name_op_dtype_and_device() {
 #[rjax::jit]
 fn double(x: &Array) -> Array {
     x * 2.0
-}
-
-fn panic_text(payload: &Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 /// A 300 MB array, past lavapipe's 128 MiB binding limit: the kernels run in windows, each

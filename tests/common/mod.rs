@@ -1,6 +1,8 @@
 //! Shared helpers for integration tests: golden cases computed with JAX and comparisons.
 #![allow(dead_code)]
 
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod mlp;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -23,6 +23,24 @@ impl Array {
     }
 
     /// The buffer of an array held in a device's memory.
+    /// The same buffer under `out`'s shape and weak flag (a reshape on a device: its
+    /// row-major elements are already in the new shape's order).
+    pub(crate) fn reshaped_in_place(&self, out: &crate::primitives::Aval) -> Array {
+        debug_assert_eq!(out.shape.iter().product::<usize>(), self.size());
+        Array { shape: shared_shape(&out.shape), weak: out.weak, ..self.clone() }
+    }
+
+    /// The array itself if it is on the host, otherwise a copy of it there (uncommitted).
+    pub(crate) fn to_host(&self) -> Result<Array, Error> {
+        match &self.data {
+            Data::OnDevice(_) => {
+                let host = self.host_buffer()?.into_owned();
+                Ok(Array::from_buffer(self.shape(), host, self.weak))
+            }
+            _ => Ok(self.clone()),
+        }
+    }
+
     pub(crate) fn device_buffer(&self) -> Option<&DeviceBuffer> {
         match &self.data {
             Data::OnDevice(b) => Some(b),

@@ -8,7 +8,7 @@
 //! with `device_put` and met by `g` is an error. A device without a kernel for the operation
 //! or its dtype is a panic that says so, never a copy back to the host.
 
-use super::{backend, Backend, DeviceBuffer, Operand};
+use super::{backend, Backend, DeviceBuffer, DeviceOp, ElementwiseOp, Operand};
 use crate::array::Array;
 use crate::device::Device;
 use crate::error::Error;
@@ -34,17 +34,23 @@ pub(crate) fn run(prim: &dyn Primitive, inputs: &[&Array], outputs: &[Aval]) -> 
             );
         }
     }
-    let backend = backend(device).unwrap_or_else(|e| panic!("{}: {e}", prim.name()));
-    let Some(op) = prim.elementwise_op() else {
+    let avals: Vec<Aval> = inputs.iter().map(|x| x.aval()).collect();
+    let Some(op) = prim.device_op(&avals) else {
         let dtype = inputs.iter().find(|x| x.device() == device).map(|x| x.dtype());
         unsupported(prim, dtype.expect("an operand is on the device"), device);
     };
-    let out = &outputs[0];
-    // A conversion to the same dtype only changes the weak-type flag.
-    if op == super::ElementwiseOp::Convert && inputs[0].dtype() == out.dtype {
-        return Some(vec![inputs[0].with_weak_type(out.weak)]);
+    match op {
+        // Its evaluation binds primitives, each of which comes back here.
+        DeviceOp::Composite => return None,
+        DeviceOp::Alias => return Some(vec![inputs[0].reshaped_in_place(&outputs[0])]),
+        // A conversion to the same dtype only changes the weak-type flag.
+        DeviceOp::Elementwise(ElementwiseOp::Convert) if inputs[0].dtype() == outputs[0].dtype => {
+            return Some(vec![inputs[0].with_weak_type(outputs[0].weak)]);
+        }
+        _ => {}
     }
-    for dtype in inputs.iter().map(|x| x.dtype()).chain([out.dtype]) {
+    let backend = backend(device).unwrap_or_else(|e| panic!("{}: {e}", prim.name()));
+    for dtype in inputs.iter().map(|x| x.dtype()).chain(outputs.iter().map(|o| o.dtype)) {
         if !backend.computes(dtype) {
             unsupported(prim, dtype, device);
         }
@@ -65,9 +71,51 @@ pub(crate) fn run(prim: &dyn Primitive, inputs: &[&Array], outputs: &[Aval]) -> 
             shape: x.shape(),
         })
         .collect();
-    let buffer =
-        backend.elementwise(op, &operands, out).unwrap_or_else(|e| panic!("{}: {e}", prim.name()));
-    Some(vec![Array::from_device_buffer(&out.shape, buffer, out.weak)])
+    let buffers =
+        run_op(backend, &op, &operands, outputs).unwrap_or_else(|e| panic!("{}: {e}", prim.name()));
+    let arrays = buffers
+        .into_iter()
+        .zip(outputs)
+        .map(|(buffer, out)| Array::from_device_buffer(&out.shape, buffer, out.weak));
+    Some(arrays.collect())
+}
+
+/// Runs `op` on `backend`, first bringing a product's operands to the layout it reads.
+fn run_op(
+    backend: &dyn Backend,
+    op: &DeviceOp,
+    operands: &[Operand<'_>],
+    outputs: &[Aval],
+) -> Result<Vec<DeviceBuffer>, Error> {
+    let DeviceOp::Matmul { lhs_perm, rhs_perm, b, m, k, n } = op else {
+        return backend.run(op, operands, outputs);
+    };
+    let laid_out = |x: &Operand<'_>, perm: &[usize]| -> Result<Option<DeviceBuffer>, Error> {
+        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok(None);
+        }
+        let shape: Vec<usize> = perm.iter().map(|&p| x.shape[p]).collect();
+        let aval = Aval { shape, dtype: x.buffer.dtype(), weak: false };
+        let copy = DeviceOp::transpose(x.shape, perm);
+        Ok(backend.run(&copy, std::slice::from_ref(x), &[aval])?.pop())
+    };
+    let lhs = laid_out(&operands[0], lhs_perm)?;
+    let rhs = laid_out(&operands[1], rhs_perm)?;
+    let (lhs_shape, rhs_shape) = ([*b, *m, *k], [*b, *k, *n]);
+    let product = [
+        Operand { buffer: lhs.as_ref().unwrap_or(operands[0].buffer), shape: &lhs_shape },
+        Operand { buffer: rhs.as_ref().unwrap_or(operands[1].buffer), shape: &rhs_shape },
+    ];
+    let identity = |r: usize| (0..r).collect::<Vec<usize>>();
+    let plain = DeviceOp::Matmul {
+        lhs_perm: identity(3),
+        rhs_perm: identity(3),
+        b: *b,
+        m: *m,
+        k: *k,
+        n: *n,
+    };
+    backend.run(&plain, &product, outputs)
 }
 
 #[track_caller]

@@ -17,6 +17,7 @@
 
 pub(crate) mod dispatch;
 pub(crate) mod layout;
+pub mod ops;
 #[cfg(feature = "gpu")]
 pub(crate) mod wgpu;
 
@@ -28,8 +29,10 @@ use crate::dtype::DType;
 use crate::error::Error;
 use crate::primitives::{Aval, BinaryOp, UnaryOp};
 
+pub use ops::{CopyRegion, DeviceOp, Strided};
+
 /// The elementwise operations a backend runs, one kernel each: what a primitive is, as far as
-/// a device is concerned (see `Primitive::elementwise_op`).
+/// a device is concerned (see [`DeviceOp::Elementwise`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ElementwiseOp {
     /// A function of one operand.
@@ -101,14 +104,16 @@ pub(crate) trait Backend: Send + Sync {
     /// A copy of `buffer` in host memory (waits for the work that writes it).
     fn download(&self, buffer: &DeviceBuffer) -> Result<Buffer, Error>;
     /// `op` over `operands` (on this device, in dtypes it [`computes`](Backend::computes),
-    /// shapes broadcasting to `out.shape` as the primitive's shape rule checked), into a new
-    /// buffer of `out`'s dtype and shape. It may return before the device has finished.
-    fn elementwise(
+    /// with the shapes the primitive's shape rule checked), into new buffers of `outs`'
+    /// dtypes and shapes. It may return before the device has finished. [`DeviceOp::Alias`]
+    /// and [`DeviceOp::Composite`] never come here, nor a [`DeviceOp::Matmul`] whose
+    /// operands need a transpose first (`dispatch` makes it, with an `Assemble`).
+    fn run(
         &self,
-        op: ElementwiseOp,
+        op: &DeviceOp,
         operands: &[Operand<'_>],
-        out: &Aval,
-    ) -> Result<DeviceBuffer, Error>;
+        outs: &[Aval],
+    ) -> Result<Vec<DeviceBuffer>, Error>;
     /// The allocator's counters.
     #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     fn memory_stats(&self) -> MemoryStats;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::plan::Plan;
 use crate::array::Array;
-use crate::ir::{trace, Program};
+use crate::ir::{eval_program, trace, Program};
 use crate::primitives::Aval;
 use crate::transform::simplify;
 use crate::tree::{self, Tree, TreeDef, Unflatten};
@@ -178,15 +178,6 @@ impl JitFunction {
         if leaves.iter().any(Array::is_traced) {
             return body(leaves, &def);
         }
-        // Plans run on the host only: an argument elsewhere would be read through a copy.
-        if let Some(device) = leaves.iter().map(Array::device).find(|d| !d.is_host()) {
-            panic!(
-                "jit({}): no {} execution of jitted functions yet; an argument is on {device}: \
-                 move it with device_put(&x, Device::Cpu(0))",
-                self.name,
-                device.platform().to_uppercase()
-            );
-        }
         let hash = signature_hash(&def, &leaves, statics);
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         let compiled = match self.lookup(hash, &def, &leaves, statics, call) {
@@ -196,10 +187,17 @@ impl JitFunction {
                 self.compile(hash, def.clone(), leaves.clone(), statics, call, body)
             }
         };
-        crate::exec::cpu::alloc::named(
-            || format!("#[jit] function {}", self.name),
-            || compiled.plan.run_into(leaves.drain(..), &mut outputs),
-        );
+        if leaves.iter().any(|l| !l.device().is_host()) {
+            // On a device the simplified program runs one primitive at a time, each where its
+            // operands are (fused device kernels are not built yet).
+            outputs.extend(eval_program(compiled.plan.program(), &leaves));
+            leaves.clear();
+        } else {
+            crate::exec::cpu::alloc::named(
+                || format!("#[jit] function {}", self.name),
+                || compiled.plan.run_into(leaves.drain(..), &mut outputs),
+            );
+        }
         let result = tree::unflatten(&compiled.out_def, outputs.drain(..));
         def.clear();
         CALL_SCRATCH.set(CallScratch { leaves, def, outputs });

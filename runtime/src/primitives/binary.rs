@@ -116,8 +116,8 @@ impl Primitive for BinaryOp {
         Fusion::Elementwise
     }
 
-    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
-        Some(crate::backend::ElementwiseOp::Binary(*self))
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Elementwise(crate::backend::ElementwiseOp::Binary(*self)))
     }
 
     fn commutative(&self) -> bool {

@@ -28,6 +28,11 @@ pub struct Cond {
 }
 
 impl Primitive for Cond {
+    /// Its branches' (body's) primitives run where their operands are.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     /// A shared index: the branches are batched, agreeing on which outputs are batched. A
     /// batched index (a per-example predicate): every branch runs on all examples and each
     /// example's results are selected by its index, as JAX turns `cond` into `select`.
@@ -212,6 +217,8 @@ fn branch_index(index: &Array, n: usize) -> usize {
     if index.dtype() == DType::Bool {
         return usize::from(index.item::<bool>().expect("checked by the shape rule"));
     }
+    // Read on the host: a device may have no 64-bit integers.
+    let index = index.to_host().expect("a concrete index can be read");
     let i = index.astype(DType::I64).item::<i64>().expect("checked by the shape rule");
     i.clamp(0, n as i64 - 1) as usize
 }
@@ -229,6 +236,11 @@ pub struct WhileLoop {
 }
 
 impl Primitive for WhileLoop {
+    /// Its branches' (body's) primitives run where their operands are.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     /// The carry is batched wherever the body makes it so (found by iterating to a fixed
     /// point). A batched condition runs the loop until every example is done, each example's
     /// carry frozen once its own condition fails, as JAX's batched `while_loop` does.
@@ -496,6 +508,11 @@ pub struct DebugPrint {
 }
 
 impl Primitive for DebugPrint {
+    /// Printing reads values wherever they are.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     /// Prints the batched values, all examples at once.
     fn batch(&self, args: &[Array], _dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let refs: Vec<&Array> = args.iter().collect();

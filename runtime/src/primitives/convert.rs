@@ -21,8 +21,8 @@ impl Primitive for Convert {
         Fusion::Elementwise
     }
 
-    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
-        Some(crate::backend::ElementwiseOp::Convert)
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Elementwise(crate::backend::ElementwiseOp::Convert))
     }
     /// Elementwise in its one operand: the batch axis stays where it is.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {

@@ -22,6 +22,11 @@ use crate::transform::batch::{
 pub struct StopGradient;
 
 impl Primitive for StopGradient {
+    /// Its value is its operand, wherever that is.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     /// Elementwise in its one operand: the batch axis stays where it is.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         one(bind1(self, &[&args[0]]), dims[0])
@@ -75,6 +80,11 @@ pub struct Checkpoint {
 }
 
 impl Primitive for Checkpoint {
+    /// The primitives of its program run where their operands are.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         let (program, out_dims) = batch_program(&self.program, dims, axis, &[]);
         let refs: Vec<&Array> = args.iter().collect();
@@ -151,6 +161,11 @@ impl CustomJvp {
 }
 
 impl Primitive for CustomJvp {
+    /// The primitives of its program run where their operands are.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     /// The function and its rule are batched alike (a tangent is batched where its primal
     /// is), with every output batched so the two agree.
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
@@ -235,6 +250,11 @@ impl CustomVjp {
 }
 
 impl Primitive for CustomVjp {
+    /// The primitives of its program run where their operands are.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     /// `fun` and `fwd` are batched with every output (and residual) batched; `bwd` is batched
     /// so that each argument's cotangent has that argument's layout, summed over the examples
     /// for an argument shared by all of them (as JAX does).

@@ -174,9 +174,10 @@ pub trait Primitive: fmt::Debug + Send + Sync + PrimitiveClone {
     fn slice_op(&self) -> Option<SliceOp> {
         None
     }
-    /// The primitive as an operation of the backends' elementwise vocabulary, which runs it
-    /// on devices other than the host (see [`crate::backend`]); `None` for the rest.
-    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
+    /// The primitive as an operation of the backends' vocabulary, for operands of these
+    /// avals (which passed [`Primitive::abstract_eval`]): how it runs on devices other than
+    /// the host (see [`crate::backend`]). `None` where no device runs it.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
         None
     }
 }

@@ -19,8 +19,8 @@ impl Primitive for Select {
         Fusion::Elementwise
     }
 
-    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
-        Some(crate::backend::ElementwiseOp::Select)
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Elementwise(crate::backend::ElementwiseOp::Select))
     }
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         elementwise(self, args, dims)

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use super::{bind1, describe, expect_arity, tuple, Aval, Fusion, Primitive, PrimitiveClone};
 use crate::array::Array;
+use crate::backend::ops::row_major_strides;
+use crate::backend::{CopyRegion, DeviceOp, Strided};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::copy::{self, PadAxis};
 use crate::exec::cpu::elementwise::build;
@@ -30,6 +32,11 @@ pub struct Reshape {
 }
 
 impl Primitive for Reshape {
+    /// On a device the buffer is shared under the new shape, as on the host.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        Some(DeviceOp::Alias)
+    }
+
     /// Reshaping mixes axes, so the batch axis goes in front, where it stays apart.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
@@ -107,6 +114,10 @@ pub(crate) fn is_permutation(perm: &[usize], rank: usize) -> bool {
 }
 
 impl Primitive for Transpose {
+    fn device_op(&self, inputs: &[Aval]) -> Option<DeviceOp> {
+        Some(DeviceOp::transpose(&inputs[0].shape, &self.permutation))
+    }
+
     /// The batch axis keeps its place; the permutation moves the others around it.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
@@ -218,6 +229,20 @@ impl BroadcastInDim {
 }
 
 impl Primitive for BroadcastInDim {
+    /// A copy that reads a repeated axis with stride 0.
+    fn device_op(&self, inputs: &[Aval]) -> Option<DeviceOp> {
+        let x = &inputs[0].shape;
+        let from = row_major_strides(x);
+        let mut strides = vec![0isize; self.shape.len()];
+        for (axis, &d) in self.broadcast_dimensions.iter().enumerate() {
+            if x[axis] != 1 {
+                strides[d] = from[axis];
+            }
+        }
+        let src = Strided { offset: 0, strides };
+        Some(one_region(0, &self.shape, src, Strided::row_major(&self.shape)))
+    }
+
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Broadcast { broadcast_dimensions: &self.broadcast_dimensions }
     }
@@ -304,6 +329,24 @@ pub struct Concatenate {
 }
 
 impl Primitive for Concatenate {
+    /// Each operand is copied into its stretch of the output.
+    fn device_op(&self, inputs: &[Aval]) -> Option<DeviceOp> {
+        let axis = self.dimension;
+        let mut out = inputs[0].shape.clone();
+        out[axis] = inputs.iter().map(|x| x.shape[axis]).sum();
+        let out_strides = row_major_strides(&out);
+        let mut at = 0;
+        let mut regions = Vec::new();
+        for (operand, x) in inputs.iter().enumerate() {
+            let dst =
+                Strided { offset: at * out_strides[axis] as usize, strides: out_strides.clone() };
+            at += x.shape[axis];
+            let src = Strided::row_major(&x.shape);
+            regions.push(CopyRegion { operand, extents: x.shape.clone(), src, dst });
+        }
+        Some(DeviceOp::Assemble { fill: None, regions })
+    }
+
     /// Unbatched operands are broadcast to the batched ones' layout.
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         let d = dims.iter().flatten().copied().next().expect("some operand is batched");
@@ -427,6 +470,16 @@ impl Slice {
 }
 
 impl Primitive for Slice {
+    /// A copy reading from the start with each axis's step.
+    fn device_op(&self, inputs: &[Aval]) -> Option<DeviceOp> {
+        let x = &inputs[0];
+        let out = self.out_shape(x).ok()?;
+        let from = row_major_strides(&x.shape);
+        let offset = self.start_indices.iter().zip(&from).map(|(&s, &f)| s * f as usize).sum();
+        let strides = self.strides.iter().zip(&from).map(|(&step, &f)| step as isize * f).collect();
+        Some(one_region(0, &out, Strided { offset, strides }, Strided::row_major(&out)))
+    }
+
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
         let mut slice = self.clone();
@@ -508,6 +561,19 @@ pub struct Rev {
 }
 
 impl Primitive for Rev {
+    /// A copy reading reversed axes from their last element backwards.
+    fn device_op(&self, inputs: &[Aval]) -> Option<DeviceOp> {
+        let shape = &inputs[0].shape;
+        let mut src = Strided::row_major(shape);
+        for &axis in &self.dimensions {
+            if shape[axis] > 0 {
+                src.offset += (shape[axis] - 1) * src.strides[axis] as usize;
+                src.strides[axis] = -src.strides[axis];
+            }
+        }
+        Some(one_region(0, shape, src, Strided::row_major(shape)))
+    }
+
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
         let dimensions = self.dimensions.iter().map(|&a| batched_axis(a, d)).collect();
@@ -577,6 +643,36 @@ pub struct Pad {
 }
 
 impl Primitive for Pad {
+    /// The padding value everywhere, then the operand's surviving elements copied to their
+    /// places (every `interior + 1`-th position from `low`, cropped to the output).
+    fn device_op(&self, inputs: &[Aval]) -> Option<DeviceOp> {
+        let x = &inputs[0].shape;
+        let out = self.abstract_eval(inputs).ok()?.pop()?.shape;
+        let (from, to) = (row_major_strides(x), row_major_strides(&out));
+        let mut region = CopyRegion {
+            operand: 0,
+            extents: Vec::new(),
+            src: Strided { offset: 0, strides: from.clone() },
+            dst: Strided { offset: 0, strides: Vec::new() },
+        };
+        for axis in 0..x.len() {
+            let step = self.interior[axis] as i64 + 1;
+            let low = self.low[axis];
+            // The first element that lands at or after position 0, and how many land before
+            // the output's end.
+            let first = if low < 0 { (-low + step - 1) / step } else { 0 };
+            let end = (out[axis] as i64 - low + step - 1).div_euclid(step).clamp(0, x[axis] as i64);
+            let count = (end - first).max(0) as usize;
+            region.extents.push(count);
+            region.src.offset += first as usize * from[axis] as usize;
+            if count > 0 {
+                region.dst.offset += (low + first * step) as usize * to[axis] as usize;
+            }
+            region.dst.strides.push(step as isize * to[axis]);
+        }
+        Some(DeviceOp::Assemble { fill: Some(1), regions: vec![region] })
+    }
+
     /// A per-example padding value has no batched form: each example is padded alone.
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         let Some(d) = dims[0].filter(|_| dims[1].is_none()) else {
@@ -794,4 +890,10 @@ mod tests {
         let i = bind1(&Iota { dtype: DType::I32, shape: vec![2, 3], dimension: 1 }, &[]);
         assert_eq!(i.to_vec::<i32>().unwrap(), vec![0, 1, 2, 0, 1, 2]);
     }
+}
+
+/// The assembly of one region of operand `operand` into a row-major output of `shape`.
+fn one_region(operand: usize, shape: &[usize], src: Strided, dst: Strided) -> DeviceOp {
+    let region = CopyRegion { operand, extents: shape.to_vec(), src, dst };
+    DeviceOp::Assemble { fill: None, regions: vec![region] }
 }

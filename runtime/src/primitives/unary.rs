@@ -133,8 +133,8 @@ impl Primitive for UnaryOp {
         Fusion::Elementwise
     }
 
-    fn elementwise_op(&self) -> Option<crate::backend::ElementwiseOp> {
-        Some(crate::backend::ElementwiseOp::Unary(*self))
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Elementwise(crate::backend::ElementwiseOp::Unary(*self)))
     }
 
     fn slice_op(&self) -> Option<SliceOp> {

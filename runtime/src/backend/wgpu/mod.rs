@@ -14,6 +14,7 @@
 //! [`Layout::windows`]).
 
 mod alloc;
+mod assemble;
 mod codegen;
 mod math;
 
@@ -24,7 +25,7 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use alloc::{Kind, Pool, Pooled};
 
 use super::layout::{Access, Layout};
-use super::{Backend, DeviceBuffer, ElementwiseOp, Operand};
+use super::{Backend, DeviceBuffer, DeviceOp, ElementwiseOp, Operand};
 use crate::array::Buffer;
 use crate::device::{Device, MemoryStats};
 use crate::dtype::DType;
@@ -293,9 +294,138 @@ fn read_host(dtype: DType, len: usize, src: &[u8]) -> Buffer {
     }
 }
 
+/// A buffer bound to a kernel: the pooled buffer and the bytes of it the kernel sees.
+pub(super) struct Bound<'a> {
+    buffer: &'a wgpu::Buffer,
+    bytes: u64,
+}
+
+impl<'a> Bound<'a> {
+    /// The stored elements of an array's buffer.
+    fn array(buffer: &'a DeviceBuffer) -> Bound<'a> {
+        let pooled: &Pooled = buffer.raw().expect("a GPU array holds a pooled wgpu buffer");
+        Bound { buffer: pooled, bytes: stored_bytes(buffer.dtype(), buffer.len()) }
+    }
+
+    /// The first `len` elements of `dtype` of a new buffer.
+    fn new(buffer: &'a Pooled, dtype: DType, len: usize) -> Bound<'a> {
+        Bound { buffer, bytes: stored_bytes(dtype, len) }
+    }
+}
+
+impl WgpuBackend {
+    /// A new buffer for `len` elements of `dtype`, for `op`'s result.
+    fn output(&self, dtype: DType, len: usize, op: &str) -> Result<Pooled, Error> {
+        self.pool.take(Kind::Storage, stored_bytes(dtype, len), op)
+    }
+
+    /// Runs `wgsl` once over `invocations` invocations, laid out in workgroups of
+    /// [`codegen::WORKGROUP`] over x and y (the kernel numbers them
+    /// `(wg.y * groups.x + wg.x) * WORKGROUP + lane`): binding 0 holds `params`, bindings
+    /// 1.. the `buffers` in order. Every buffer must fit one binding; `op` names the
+    /// operation when one does not. Returns once the work is submitted.
+    fn launch(
+        &self,
+        op: &str,
+        wgsl: &str,
+        params: &[u32],
+        buffers: &[Bound<'_>],
+        invocations: usize,
+    ) -> Result<(), Error> {
+        let binding = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
+        if let Some(big) = buffers.iter().find(|b| b.bytes > binding) {
+            return Err(Error::Device {
+                device: self.id,
+                problem: format!(
+                    "{op}: an operand of {} bytes is larger than one binding of this adapter \
+                     ({binding} bytes); only elementwise operations split their work into \
+                     windows so far",
+                    big.bytes
+                ),
+            });
+        }
+        if invocations == 0 {
+            return Ok(());
+        }
+        let pipeline = self.pipeline(wgsl);
+        let param_bytes = (params.len().max(1) * 4) as u64;
+        let param_buffer = self.pool.take(Kind::Storage, param_bytes, op)?;
+        let words: &[u32] = if params.is_empty() { &[0] } else { params };
+        self.queue.write_buffer(&param_buffer, 0, bytemuck::cast_slice(words));
+        // A zero-length binding is not allowed: an empty array binds 4 bytes it never reads.
+        fn whole(buffer: &wgpu::Buffer, bytes: u64) -> wgpu::BindingResource<'_> {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer,
+                offset: 0,
+                size: NonZeroU64::new(bytes.max(4)),
+            })
+        }
+        let mut entries =
+            vec![wgpu::BindGroupEntry { binding: 0, resource: whole(&param_buffer, param_bytes) }];
+        for (b, bound) in buffers.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: b as u32 + 1,
+                resource: whole(bound.buffer, bound.bytes),
+            });
+        }
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.bindings,
+            entries: &entries,
+        });
+        let groups =
+            u32::try_from(invocations.div_ceil(codegen::WORKGROUP as usize)).map_err(|_| {
+                Error::Device {
+                    device: self.id,
+                    problem: format!("{op}: {invocations} invocations are too many for one launch"),
+                }
+            })?;
+        let max_groups = self.limits.max_compute_workgroups_per_dimension.max(1);
+        let x = groups.min(max_groups);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline.pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(x, groups.div_ceil(x), 1);
+        }
+        self.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+
+    /// The error for an operation this backend has no kernel for yet.
+    fn no_kernel(&self, op: &DeviceOp) -> Error {
+        let what = format!("{op:?}");
+        let what = what.split([' ', '(', '{']).next().unwrap_or("this operation").to_string();
+        Error::Device {
+            device: self.id,
+            problem: format!(
+                "no GPU kernel yet for this operation ({what}); move the array with \
+                 device_put(&x, Device::Cpu(0))"
+            ),
+        }
+    }
+}
+
 impl Backend for WgpuBackend {
     fn computes(&self, dtype: DType) -> bool {
         codegen::computes(dtype)
+    }
+
+    fn run(
+        &self,
+        op: &DeviceOp,
+        operands: &[Operand<'_>],
+        outs: &[Aval],
+    ) -> Result<Vec<DeviceBuffer>, Error> {
+        let one = |b: Result<DeviceBuffer, Error>| b.map(|b| vec![b]);
+        match op {
+            DeviceOp::Elementwise(e) => one(self.elementwise(*e, operands, &outs[0])),
+            DeviceOp::Assemble { fill, regions } => {
+                one(self.assemble(*fill, regions, operands, &outs[0]))
+            }
+            _ => Err(self.no_kernel(op)),
+        }
     }
 
     fn upload(&self, host: &Buffer) -> Result<DeviceBuffer, Error> {
@@ -340,6 +470,14 @@ impl Backend for WgpuBackend {
         Ok(host)
     }
 
+    fn memory_stats(&self) -> MemoryStats {
+        self.pool.stats()
+    }
+}
+
+impl WgpuBackend {
+    /// `op` over operands broadcast to `out`'s shape, in windows when the output is larger
+    /// than one binding.
     fn elementwise(
         &self,
         op: ElementwiseOp,
@@ -443,9 +581,5 @@ impl Backend for WgpuBackend {
         }
         self.queue.submit([encoder.finish()]);
         Ok(DeviceBuffer::new(self.id, out.dtype, len, result))
-    }
-
-    fn memory_stats(&self) -> MemoryStats {
-        self.pool.stats()
     }
 }

@@ -1,0 +1,124 @@
+//! The operations every backend runs: what a primitive is, as far as a device is concerned.
+//!
+//! Each primitive that can run on a device says which of these it is in its own file
+//! (`Primitive::device_op`), computing the parameters from its own (the strides of a
+//! transpose, the regions of a pad); the backends implement the vocabulary once, and
+//! `dispatch` connects the two. A new backend implements [`super::Backend`] and touches no
+//! primitive; a new primitive picks an operation here and touches no backend.
+
+use super::ElementwiseOp;
+use crate::primitives::{ArgOp, CumOp, ReduceOp};
+
+/// An affine map from a multi-index to an element position: index `i` (over some extents)
+/// is element `offset + Σ i[d] * strides[d]` of a row-major buffer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Strided {
+    /// The position of index 0.
+    pub offset: usize,
+    /// The step per unit of each index (0 repeats; negative walks backwards).
+    pub strides: Vec<isize>,
+}
+
+impl Strided {
+    /// The row-major layout of `shape`: index `i` is element `i` in row-major order.
+    pub fn row_major(shape: &[usize]) -> Strided {
+        Strided { offset: 0, strides: row_major_strides(shape) }
+    }
+}
+
+/// The element strides of a row-major array of `shape`.
+pub fn row_major_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut step = 1isize;
+    for (s, &n) in strides.iter_mut().zip(shape).rev() {
+        *s = step;
+        // An array's element count fits in isize (see `crate::shape`), so this cannot wrap.
+        step *= n.max(1) as isize;
+    }
+    strides
+}
+
+/// One region of an [`DeviceOp::Assemble`]: for every multi-index over `extents`, the output
+/// element at `dst` takes operand `operand`'s element at `src`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CopyRegion {
+    /// Which operand is read.
+    pub operand: usize,
+    /// The index space walked.
+    pub extents: Vec<usize>,
+    /// Where each index reads in the operand.
+    pub src: Strided,
+    /// Where each index writes in the output.
+    pub dst: Strided,
+}
+
+/// One operation of the device vocabulary.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceOp {
+    /// An elementwise operation over operands broadcast to the output's shape.
+    Elementwise(ElementwiseOp),
+    /// The output is the operand's buffer under a new shape (reshape): no work, no copy.
+    Alias,
+    /// The output is assembled from copies of operand regions (transpose, broadcast, slice,
+    /// rev, concatenate, pad): first every element is set to the 0-d operand `fill`, when
+    /// there is one, then each region is copied in order. Regions write distinct elements.
+    Assemble { fill: Option<usize>, regions: Vec<CopyRegion> },
+    /// Folds `axes` of the one operand away, in a fixed order (the same result every run).
+    Reduce { op: ReduceOp, axes: Vec<usize> },
+    /// The `int32` index of the first largest (smallest) element along `axis`, NaN first.
+    ArgReduce { op: ArgOp, axis: usize },
+    /// Running folds along `axis`, from the end when `reverse`.
+    Cumulative { op: CumOp, axis: usize, reverse: bool },
+    /// A batched matrix product `[b, m, k] x [b, k, n] -> [b, m, n]` of operands that are
+    /// first brought to those layouts by transposing them with `lhs_perm` and `rhs_perm`
+    /// (output axis `i` is operand axis `perm[i]`; the identity needs no copy) and reading
+    /// them as 3-d. The output's row-major order is `[b, m, n]`'s.
+    Matmul { lhs_perm: Vec<usize>, rhs_perm: Vec<usize>, b: usize, m: usize, k: usize, n: usize },
+    /// The threefry-2x32 block cipher of `(key0, key1, x0, x1)` (all `uint32`, broadcast),
+    /// giving two `uint32` outputs, bit for bit as on the host.
+    Threefry2x32,
+    /// The primitive is made of other primitives (control flow, custom rules): its own
+    /// evaluation binds them, each of which runs where its operands are, and reads values
+    /// (a loop's predicate) only through [`Array::item`](crate::Array::item) and friends.
+    Composite,
+}
+
+impl DeviceOp {
+    /// The assembly that transposes an operand of `shape`: output axis `i` is axis `perm[i]`.
+    pub fn transpose(shape: &[usize], perm: &[usize]) -> DeviceOp {
+        DeviceOp::Assemble { fill: None, regions: vec![transpose_region(shape, perm)] }
+    }
+}
+
+/// The region copying an operand of `shape` transposed by `perm` into a row-major output.
+pub fn transpose_region(shape: &[usize], perm: &[usize]) -> CopyRegion {
+    let strides = row_major_strides(shape);
+    let extents: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    CopyRegion {
+        operand: 0,
+        src: Strided { offset: 0, strides: perm.iter().map(|&p| strides[p]).collect() },
+        dst: Strided::row_major(&extents),
+        extents,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_major_strides_count_elements() {
+        assert_eq!(row_major_strides(&[2, 3, 4]), vec![12, 4, 1]);
+        assert_eq!(row_major_strides(&[]), Vec::<isize>::new());
+        // An empty axis leaves the others' strides as they would be.
+        assert_eq!(row_major_strides(&[0, 5]), vec![5, 1]);
+    }
+
+    #[test]
+    fn transpose_reads_the_permuted_strides() {
+        let r = transpose_region(&[2, 3], &[1, 0]);
+        assert_eq!(r.extents, vec![3, 2]);
+        assert_eq!(r.src.strides, vec![1, 3]);
+        assert_eq!(r.dst.strides, vec![2, 1]);
+    }
+}

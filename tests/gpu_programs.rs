@@ -1,0 +1,179 @@
+//! Programs on the GPU backend (feature `gpu`) against the CPU: every shape operation
+//! (reshape, transpose, broadcast, slice, rev, concatenate, pad) on random shapes and every
+//! kernel dtype, and the transforms over GPU arrays — `#[jit]`, `#[grad]`, `#[vmap]`,
+//! `lax::cond` and `lax::while_loop` — whose programs run where their operands are.
+#![cfg(feature = "gpu")]
+
+use rjax::lax;
+use rjax::prelude::*;
+use rjax::primitives::{bind1, BroadcastInDim, Concatenate, Pad, Rev, Slice, Transpose};
+use rjax::transform::ad::api::jvp_of;
+
+mod common;
+use common::gpu::{assert_matches_cpu, gpu, Rng};
+
+const DTYPES: [DType; 4] = [DType::F32, DType::I32, DType::U32, DType::Bool];
+
+/// A random shape of rank `rank` with extents 0 to 5 (0 one time in eight).
+fn shape(rng: &mut Rng, rank: usize) -> Vec<usize> {
+    (0..rank).map(|_| if rng.below(8) == 0 { 0 } else { 1 + rng.below(5) }).collect()
+}
+
+/// A random permutation of `0..n`.
+fn permutation(rng: &mut Rng, n: usize) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        p.swap(i, rng.below(i + 1));
+    }
+    p
+}
+
+#[test]
+fn transpose_reshape_and_rev_match_the_cpu() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(11);
+    for case in 0..120 {
+        let dtype = DTYPES[case % 4];
+        let rank = rng.below(5);
+        let s = shape(&mut rng, rank);
+        let x = rng.array(dtype, &s);
+        let perm = permutation(&mut rng, rank);
+        let flipped: Vec<usize> = (0..rank).filter(|_| rng.below(2) == 0).collect();
+        let what = format!("case {case}: {dtype}{:?} perm {perm:?} rev {flipped:?}", x.shape());
+        assert_matches_cpu(&what, gpu, &[x], 0.0, |a| {
+            let t = bind1(&Transpose { permutation: perm.clone() }, &[&a[0]]);
+            let r = bind1(&Rev { dimensions: flipped.clone() }, &[&t]);
+            vec![t.clone(), r.reshape([-1]), r]
+        });
+    }
+}
+
+#[test]
+fn broadcast_and_slice_match_the_cpu() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(12);
+    for case in 0..120 {
+        let dtype = DTYPES[case % 4];
+        let rank = rng.below(4);
+        let extra = rng.below(2);
+        let out = shape(&mut rng, rank + extra);
+        // Operand axes map to increasing output axes; each is the output's extent or 1.
+        let mut dims: Vec<usize> = (0..out.len()).filter(|_| rng.below(3) != 0).collect();
+        dims.truncate(rank);
+        let x_shape: Vec<usize> =
+            dims.iter().map(|&d| if rng.below(3) == 0 { 1 } else { out[d] }).collect();
+        let x = rng.array(dtype, &x_shape);
+        let start: Vec<usize> = out.iter().map(|&n| rng.below(n + 1)).collect();
+        let limit: Vec<usize> =
+            start.iter().zip(&out).map(|(&s, &n)| s + rng.below(n - s + 1)).collect();
+        let strides: Vec<usize> = out.iter().map(|_| 1 + rng.below(3)).collect();
+        let what = format!("case {case}: {dtype}{x_shape:?} to {out:?} at {dims:?}, slice {start:?}..{limit:?} by {strides:?}");
+        assert_matches_cpu(&what, gpu, &[x], 0.0, |a| {
+            let b = BroadcastInDim { shape: out.clone(), broadcast_dimensions: dims.clone() };
+            let b = bind1(&b, &[&a[0]]);
+            let s = Slice {
+                start_indices: start.clone(),
+                limit_indices: limit.clone(),
+                strides: strides.clone(),
+            };
+            vec![bind1(&s, &[&b]), b]
+        });
+    }
+}
+
+#[test]
+fn concatenate_and_pad_match_the_cpu() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(13);
+    for case in 0..120 {
+        let dtype = DTYPES[case % 4];
+        let rank = 1 + rng.below(3);
+        let base = shape(&mut rng, rank);
+        let axis = rng.below(rank);
+        let parts: Vec<Array> = (0..1 + rng.below(3))
+            .map(|_| {
+                let mut s = base.clone();
+                s[axis] = rng.below(4);
+                rng.array(dtype, &s)
+            })
+            .collect();
+        let value = rng.array(dtype, &[]);
+        let mut joined = base.clone();
+        joined[axis] = parts.iter().map(|p| p.shape()[axis]).sum();
+        let low: Vec<i64> = (0..rank).map(|_| rng.below(5) as i64 - 2).collect();
+        let interior: Vec<usize> = (0..rank).map(|_| rng.below(3)).collect();
+        // High padding crops at most what the rest leaves, so every output extent is >= 0.
+        let high: Vec<i64> = (0..rank)
+            .map(|d| {
+                let n = joined[d] as i64;
+                let rest = low[d] + n + (n - 1).max(0) * interior[d] as i64;
+                (rng.below(5) as i64 - 2).max(-rest)
+            })
+            .collect();
+        let pad = Pad { low, high, interior };
+        let mut args = parts.clone();
+        args.push(value);
+        let what = format!(
+            "case {case}: {dtype}, {} parts of {base:?} along {axis}, {pad:?}",
+            parts.len()
+        );
+        assert_matches_cpu(&what, gpu, &args, 0.0, |a| {
+            let (parts, value) = a.split_at(a.len() - 1);
+            let refs: Vec<&Array> = parts.iter().collect();
+            let joined = bind1(&Concatenate { dimension: axis }, &refs);
+            vec![bind1(&pad, &[&joined, &value[0]]), joined]
+        });
+    }
+}
+
+#[jit]
+fn layer(w: &Array, x: &Array) -> Array {
+    let y = (x * w).tanh() + 1.0;
+    jnp::concatenate(&[&y, &y.flip(0)], 0).reshape([2, -1]).transpose(None)
+}
+
+#[test]
+fn jit_runs_on_gpu_arguments() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(14);
+    let (w, x) = (rng.array(DType::F32, &[6]), rng.array(DType::F32, &[6]));
+    assert_matches_cpu("jit layer", gpu, &[w, x], 1e-6, |a| vec![layer(&a[0], &a[1])]);
+}
+
+#[vmap(in_axes = 0)]
+fn flip_rows(r: &Array) -> Array {
+    r.flip(0).expand_dims(0).transpose(None)
+}
+
+#[test]
+fn vmap_and_jvp_run_on_gpu_arguments() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(15);
+    let m = rng.array(DType::F32, &[3, 4]);
+    assert_matches_cpu("vmap", gpu, &[m], 0.0, |a| vec![flip_rows(&a[0])]);
+    let x = rng.array(DType::F32, &[6]);
+    assert_matches_cpu("jvp", gpu, &[x.clone(), jnp::ones_like(&x)], 1e-6, |a| {
+        let (y, t) = jvp_of(|v| (v * v).sin().flip(0), &a[0], &a[1]);
+        vec![y, t]
+    });
+}
+
+#[test]
+fn cond_and_while_loop_run_on_gpu_arguments() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let x = jnp::arange(5.0);
+    assert_matches_cpu("cond", gpu, &[x.clone()], 0.0, |a| {
+        let pick =
+            |p: bool| lax::cond(p, |v: Array| v.flip(0) * 2.0, |v: Array| v + 1.0, a[0].clone());
+        vec![pick(true), pick(false)]
+    });
+    assert_matches_cpu("while_loop", gpu, &[x, Array::from(0i32)], 0.0, |a| {
+        let start = (a[0].clone(), a[1].clone());
+        let (v, i) = lax::while_loop(
+            |(_, i): &(Array, Array)| i.lt(4),
+            |(v, i): (Array, Array)| (v.flip(0) * 2.0 + 1.0, i + 1),
+            start,
+        );
+        vec![v, i]
+    });
+}

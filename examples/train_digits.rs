@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release --example train_digits
 //! cargo run --release --example train_digits -- --epochs 5 --batch-size 64 --learning-rate 3e-3
+//! cargo run --release --features gpu --example train_digits -- --device gpu
 //! ```
 //!
 //! Prints the test accuracy and the time per step, saves the trained parameters as a
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
+use rjax::device::{device_put, Device};
 use rjax::optim::{self, Adam, GradientTransformation};
 use rjax::prelude::*;
 
@@ -51,6 +53,19 @@ struct Args {
     /// Fail (exit code 1) unless the test accuracy reaches this.
     #[arg(long)]
     min_accuracy: Option<f32>,
+    /// Where the parameters live and the steps run: `cpu`, or `gpu` (the first GPU; needs
+    /// `--features gpu`). Batches are gathered on the host and copied over each step.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+}
+
+/// The device `--device` names.
+fn chosen_device(name: &str) -> Result<Device, Box<dyn std::error::Error>> {
+    match name {
+        "cpu" => Ok(Device::Cpu(0)),
+        "gpu" => Ok(rjax::device::gpu_devices()?[0]),
+        other => Err(format!("--device {other}: expected cpu or gpu").into()),
+    }
 }
 
 type OptState = <Adam as GradientTransformation>::State<Params>;
@@ -98,8 +113,11 @@ fn train(args: &Args) -> Result<History, Box<dyn std::error::Error>> {
     let (train, test) = train_test_split(&load_digits(), &keys.get(0));
     let sizes: Vec<usize> =
         std::iter::once(PIXELS).chain(args.hidden.iter().copied()).chain([CLASSES]).collect();
-    let mut params = init_params(&sizes, &keys.get(1));
-    let mut state = optim::adam(args.learning_rate).init(&params);
+    let device = chosen_device(&args.device)?;
+    let on_device = |x: &Array| device_put(x, device);
+    let mut params: Params = rjax::tree::map(&init_params(&sizes, &keys.get(1)), on_device);
+    let mut state: OptState =
+        rjax::tree::map(&optim::adam(args.learning_rate).init(&params), on_device);
     let steps_per_epoch = train.len() / args.batch_size.max(1);
     if steps_per_epoch == 0 {
         let msg = format!(
@@ -110,7 +128,7 @@ fn train(args: &Args) -> Result<History, Box<dyn std::error::Error>> {
         return Err(msg.into());
     }
     println!(
-        "digits: {} train / {} test, MLP {sizes:?}, adam({}), batch {}, {} epochs",
+        "digits: {} train / {} test, MLP {sizes:?}, adam({}), batch {}, {} epochs, on {device}",
         train.len(),
         test.len(),
         args.learning_rate,
@@ -133,8 +151,8 @@ fn train(args: &Args) -> Result<History, Box<dyn std::error::Error>> {
             let rows = order.slice(s![step * args.batch_size..(step + 1) * args.batch_size]);
             let batch = train.rows(&rows);
             let start = Instant::now();
-            let (p, s, loss) =
-                train_step(params, state, &batch.images, &batch.labels, &learning_rate);
+            let (images, labels) = (on_device(&batch.images), on_device(&batch.labels));
+            let (p, s, loss) = train_step(params, state, &images, &labels, &learning_rate);
             let loss = loss.item::<f32>()?;
             step_time += start.elapsed();
             (params, state) = (p, s);

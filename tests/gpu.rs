@@ -495,9 +495,11 @@ fn operands_on_different_devices_are_an_error_naming_both() {
 fn unsupported_ops_and_dtypes_name_op_dtype_and_device() {
     let Some((gpu, _one)) = gpu() else { return };
     let g = device_put(&jnp::arange(6.0), gpu);
-    let indices = device_put(&jnp::array([2i32, 0]), gpu);
-    let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| g.take(&indices, None))).unwrap_err());
-    assert!(msg.contains("gather: no GPU kernel yet for"), "{msg}");
+    let image = device_put(&jnp::ones([1, 1, 4, 4]), gpu);
+    let kernel = device_put(&jnp::ones([1, 1, 2, 2]), gpu);
+    let conv = || rjax::lax::conv(&image, &kernel, [1, 1], rjax::lax::Padding::Valid);
+    let msg = panic_text(&catch_unwind(AssertUnwindSafe(conv)).unwrap_err());
+    assert!(msg.contains("conv_general_dilated: no GPU kernel yet for"), "{msg}");
     assert!(msg.contains("gpu:0") && msg.contains("device_put(&x, Device::Cpu(0))"), "{msg}");
     let wide = device_put(&jnp::arange(3.0).astype(DType::F64), gpu);
     let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| wide.exp())).unwrap_err());

@@ -177,3 +177,65 @@ fn cond_and_while_loop_run_on_gpu_arguments() {
         vec![v, i]
     });
 }
+
+#[test]
+fn gather_and_scatter_match_the_cpu() {
+    use rjax::primitives::{Gather, IndexMode, Scatter, ScatterOp};
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(16);
+    let ops = [ScatterOp::Set, ScatterOp::Add, ScatterOp::Mul, ScatterOp::Min, ScatterOp::Max];
+    for case in 0..160 {
+        let dtype = DTYPES[case % 4];
+        let rank = 1 + rng.below(3);
+        let s = shape(&mut rng, rank);
+        let x = rng.array(dtype, &s);
+        let axis = rng.below(rank);
+        let n = s[axis] as i64;
+        let index_rank = rng.below(3);
+        let idx_shape: Vec<usize> = (0..index_rank).map(|_| rng.below(4)).collect();
+        let count: usize = idx_shape.iter().product();
+        // In bounds, negative, and out of bounds on both sides; repeats are likely.
+        let raw: Vec<i64> =
+            (0..count).map(|_| rng.below((2 * n + 5) as usize) as i64 - n - 2).collect();
+        let unsigned = case % 3 == 0;
+        let idx = if unsigned {
+            Array::from_shape_vec(
+                &idx_shape[..],
+                raw.iter().map(|&i| i.unsigned_abs() as u32).collect(),
+            )
+        } else {
+            Array::from_shape_vec(&idx_shape[..], raw.iter().map(|&i| i as i32).collect())
+        };
+        let mut upd_shape = s.clone();
+        upd_shape.splice(axis..=axis, idx_shape.iter().copied());
+        let updates = rng.array(dtype, &upd_shape);
+        // Clamping into an empty axis is refused by the shape rule.
+        let mode = if case % 2 == 0 && n > 0 { IndexMode::Clip } else { IndexMode::FillOrDrop };
+        let op = ops[(case / 2) % 5];
+        let what = format!(
+            "case {case}: {dtype}{s:?} axis {axis} indices {idx_shape:?} {raw:?} {mode:?} {op:?}"
+        );
+        assert_matches_cpu(&what, gpu, &[x, idx, updates], 0.0, |a| {
+            let g = bind1(&Gather { axis, mode }, &[&a[0], &a[1]]);
+            let sc = bind1(&Scatter { axis, op, mode }, &[&a[0], &a[1], &a[2]]);
+            vec![g, sc]
+        });
+    }
+}
+
+#[test]
+fn jnp_indexing_runs_on_the_gpu() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let x = jnp::arange(12.0).reshape([3, 4]);
+    let idx = jnp::array(&[2, -1, 0, 7]);
+    assert_matches_cpu("take", gpu, &[x.clone(), idx.clone()], 0.0, |a| {
+        vec![
+            a[0].take(&a[1], Some(1)),
+            a[0].take(&a[1], None),
+            a[0].at(s![.., &a[1]]).add(1.5),
+            a[0].at(s![1]).set(-2.0),
+            a[0].slice(s![&a[1]]),
+            jnp::take_along_axis(&a[0], &a[1].reshape([1, 4]), 0),
+        ]
+    });
+}

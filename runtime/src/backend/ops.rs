@@ -7,7 +7,7 @@
 //! primitive; a new primitive picks an operation here and touches no backend.
 
 use super::ElementwiseOp;
-use crate::primitives::{ArgOp, CumOp, ReduceOp};
+use crate::primitives::{ArgOp, CumOp, IndexMode, ReduceOp, ScatterOp};
 
 /// An affine map from a multi-index to an element position: index `i` (over some extents)
 /// is element `offset + Σ i[d] * strides[d]` of a row-major buffer.
@@ -74,6 +74,14 @@ pub enum DeviceOp {
     /// (output axis `i` is operand axis `perm[i]`; the identity needs no copy) and reading
     /// them as 3-d. The output's row-major order is `[b, m, n]`'s.
     Matmul { lhs_perm: Vec<usize>, rhs_perm: Vec<usize>, b: usize, m: usize, k: usize, n: usize },
+    /// `gather(operand, indices)` along `axis` (see [`crate::primitives::Gather`]): the
+    /// operand's axis replaced by the integer index array's shape; negative indices count
+    /// from the end once, and `mode` says what the ones still out of bounds read.
+    Gather { axis: usize, mode: IndexMode },
+    /// `scatter(operand, indices, updates)` along `axis` (see [`crate::primitives::Scatter`]):
+    /// a copy of the operand with each update combined by `op` into the element its index
+    /// names, in index order (repeated indices accumulate in that order).
+    Scatter { axis: usize, op: ScatterOp, mode: IndexMode },
     /// The threefry-2x32 block cipher of `(key0, key1, x0, x1)` (all `uint32`, broadcast),
     /// giving two `uint32` outputs, bit for bit as on the host.
     Threefry2x32,

@@ -405,6 +405,19 @@ fn gather_advanced(op: &str, y: &Array, advanced: &[(usize, Array)], mode: Index
     bind1(&Gather { axis: at, mode }, &[&z, &combined])
 }
 
+/// The integer dtype flat positions are computed in: `int32` (JAX's default, and what a GPU
+/// computes in) when every index dtype converts to it exactly and every position, `size` (the
+/// out-of-bounds marker) included, fits it; `int64` otherwise.
+fn position_dtype(indices: impl IntoIterator<Item = DType>, size: usize) -> DType {
+    let narrow = [DType::Bool, DType::I8, DType::I16, DType::I32, DType::U8, DType::U16];
+    let exact = indices.into_iter().all(|d| narrow.contains(&d));
+    if exact && size <= i32::MAX as usize {
+        DType::I32
+    } else {
+        DType::I64
+    }
+}
+
 /// The flat index into axes of `extents` (row-major) that several index arrays select together,
 /// broadcast to their common shape. In [`IndexMode::Clip`] each index is clamped into its
 /// axis first; otherwise a position with any index out of bounds becomes out of bounds.
@@ -420,12 +433,13 @@ fn combine_indices(op: &str, arrays: &[&Array], extents: &[usize], mode: IndexMo
         shape = joint;
     }
     let total: usize = extents.iter().product();
-    let mut flat = Array::from(0i64);
+    let dtype = position_dtype(arrays.iter().map(|a| a.dtype()), total);
+    let mut flat = astype(&Array::from(0i32), dtype);
     let mut valid = Array::from(true);
     let mut stride = total;
     for (a, &n) in arrays.iter().zip(extents) {
         stride /= n.max(1);
-        let i = astype(a, DType::I64);
+        let i = astype(a, dtype);
         let i = where_(less(&i, 0), i.add(n as i64), &i);
         let i = match mode {
             IndexMode::Clip => clip(&i, 0, (n as i64 - 1).max(0)),
@@ -446,7 +460,8 @@ fn combine_indices(op: &str, arrays: &[&Array], extents: &[usize], mode: IndexMo
 /// out of bounds hold `i64::MIN`, which stays out of bounds for a scatter.
 #[track_caller]
 fn selected_positions(x: &Array, index: &[SliceElem]) -> Array {
-    let positions = bind1(&Iota { dtype: DType::I64, shape: vec![x.size()], dimension: 0 }, &[]);
+    let dtype = position_dtype(std::iter::empty(), x.size());
+    let positions = bind1(&Iota { dtype, shape: vec![x.size()], dimension: 0 }, &[]);
     let positions = reshape(&positions, x.shape());
     index_with("at", &positions, index, IndexMode::FillOrDrop)
 }
@@ -602,12 +617,13 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Array {
     // times x's stride, and the index axis contributes the normalized index.
     let strides = crate::shape::contiguous_strides(x.shape());
     let n = x.shape()[ax] as i64;
-    let i = astype(&broadcast_to(indices, &shape), DType::I64);
+    let dtype = position_dtype([indices.dtype()], x.size());
+    let i = astype(&broadcast_to(indices, &shape), dtype);
     let i = where_(less(&i, 0), i.add(n), &i);
     let valid = logical_and(i.ge(0), i.lt(n));
     let mut flat = i.mul(strides[ax] as i64);
     for d in (0..x.ndim()).filter(|&d| d != ax && x.shape()[d] != 1) {
-        let coord = bind1(&Iota { dtype: DType::I64, shape: shape.clone(), dimension: d }, &[]);
+        let coord = bind1(&Iota { dtype, shape: shape.clone(), dimension: d }, &[]);
         flat = flat.add(coord.mul(strides[d] as i64));
     }
     let flat = where_(&valid, &flat, x.size() as i64);

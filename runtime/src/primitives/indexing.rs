@@ -90,6 +90,10 @@ pub struct Gather {
 }
 
 impl Primitive for Gather {
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Gather { axis: self.axis, mode: self.mode })
+    }
+
     /// A batched operand with shared indices gathers along the shifted axis; batched indices
     /// into a shared operand give their batch axis to the result. When both are batched, the
     /// batch axis is merged with the indexed one and each example's indices are offset into
@@ -236,6 +240,11 @@ pub struct Scatter {
 }
 
 impl Primitive for Scatter {
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        let (axis, op, mode) = (self.axis, self.op, self.mode);
+        Some(crate::backend::DeviceOp::Scatter { axis, op, mode })
+    }
+
     /// Shared indices: operand and updates get their batch axis in front, one axis before the
     /// scattered one. Batched indices: the batch axis is merged with the scattered one and the
     /// indices offset per example, as for `gather`.

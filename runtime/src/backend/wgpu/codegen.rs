@@ -48,7 +48,7 @@ pub(super) fn params(n: usize, dims: &[usize], bases: &[usize], inputs: &[&Acces
 }
 
 /// The WGSL storage type of a dtype's elements.
-fn storage(dtype: DType) -> &'static str {
+pub(super) fn storage(dtype: DType) -> &'static str {
     match dtype {
         DType::F32 => "f32",
         DType::I32 => "i32",
@@ -403,4 +403,33 @@ mod tests {
         assert!(integer_pow(-2, DType::F32).contains("return 1.0 / r"));
         assert!(!integer_pow(0, DType::I32).contains("r = r * a"));
     }
+}
+
+/// WGSL for `fn combine(s0, s1)`: binary `op` on two stored values of `dtype`, exactly as the
+/// elementwise kernels compute it (bool is stored as `u32` 0 or 1), preceded by the helper
+/// functions it calls. Scatters combine updates with it.
+pub(super) fn combine_function(op: BinaryOp, dtype: DType) -> String {
+    let mut helpers = BTreeSet::new();
+    let mut call = |name: &'static str, args: &str| {
+        helpers.insert(name);
+        format!("{name}({args})")
+    };
+    let value = binary(op, dtype, &mut call);
+    let ty = storage(dtype);
+    let (load, store) = if dtype == DType::Bool {
+        ("s0 != 0u", format!("select(0u, 1u, {value})"))
+    } else {
+        ("s0", value)
+    };
+    let mut s = String::new();
+    for name in math::closure(&helpers) {
+        s.push_str(&math::source(name));
+        s.push('\n');
+    }
+    let _ = write!(
+        s,
+        "fn combine(s0: {ty}, s1: {ty}) -> {ty} {{\n    let x0 = {load};\n    let x1 = {};\n    return {store};\n}}\n",
+        load.replace("s0", "s1")
+    );
+    s
 }

@@ -16,6 +16,7 @@
 mod alloc;
 mod assemble;
 mod codegen;
+mod indexing;
 mod math;
 
 use std::collections::HashMap;
@@ -423,6 +424,9 @@ impl Backend for WgpuBackend {
             DeviceOp::Elementwise(e) => one(self.elementwise(*e, operands, &outs[0])),
             DeviceOp::Assemble { fill, regions } => {
                 one(self.assemble(*fill, regions, operands, &outs[0]))
+            }
+            DeviceOp::Gather { .. } | DeviceOp::Scatter { .. } => {
+                one(self.index(op, operands, &outs[0]))
             }
             _ => Err(self.no_kernel(op)),
         }

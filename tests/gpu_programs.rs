@@ -239,3 +239,68 @@ fn jnp_indexing_runs_on_the_gpu() {
         ]
     });
 }
+
+#[test]
+fn convolutions_match_the_cpu() {
+    use rjax::primitives::{ConvDimensionNumbers, ConvGeneralDilated};
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(17);
+    let layouts = [("NCHW", "OIHW", "NCHW"), ("NHWC", "HWIO", "NHWC"), ("NHWC", "OIHW", "NCHW")];
+    for case in 0..60 {
+        let (groups, batch_groups) = match case % 5 {
+            3 => (2, 1),
+            4 => (1, 2),
+            _ => (1, 1),
+        };
+        let batch = batch_groups * (1 + rng.below(2));
+        let in_features = groups * (1 + rng.below(3));
+        let out_features = groups * batch_groups * (1 + rng.below(3));
+        let window = [1 + rng.below(3), 1 + rng.below(3)];
+        let input = [window[0] + rng.below(5), window[1] + rng.below(5)];
+        let (l, r, o) = layouts[case % 3];
+        let numbers = ConvDimensionNumbers::parse(l, r, o).unwrap();
+        let conv = ConvGeneralDilated {
+            window_strides: vec![1 + rng.below(2), 1 + rng.below(2)],
+            padding: (0..2).map(|_| (rng.below(3) as i64 - 1, rng.below(3) as i64)).collect(),
+            lhs_dilation: vec![1 + rng.below(2), 1],
+            rhs_dilation: vec![1, 1 + rng.below(2)],
+            dimension_numbers: numbers.clone(),
+            feature_group_count: groups,
+            batch_group_count: batch_groups,
+        };
+        // Operands laid out as their specs say: spec[j] is the axis holding dimension j.
+        let laid_out = |canonical: [usize; 4], spec: &[usize]| {
+            let mut shape = [0; 4];
+            for (j, &axis) in spec.iter().enumerate() {
+                shape[axis] = canonical[j];
+            }
+            shape
+        };
+        let lhs_shape = laid_out([batch, in_features, input[0], input[1]], &numbers.lhs_spec);
+        let rhs_shape =
+            laid_out([out_features, in_features / groups, window[0], window[1]], &numbers.rhs_spec);
+        // Convolutions are defined for floats (the shape rule refuses integers).
+        let (lhs, rhs) = (rng.array(DType::F32, &lhs_shape), rng.array(DType::F32, &rhs_shape));
+        let what = format!("case {case}: {lhs_shape:?} * {rhs_shape:?} {conv:?}");
+        assert_matches_cpu(&what, gpu, &[lhs, rhs], 1e-5, |a| vec![bind1(&conv, &[&a[0], &a[1]])]);
+    }
+}
+
+#[test]
+fn scan_runs_on_gpu_arguments() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(18);
+    let xs = rng.array(DType::F32, &[5, 3]);
+    let init = rng.array(DType::F32, &[3]);
+    assert_matches_cpu("scan", gpu, &[init, xs], 1e-6, |a| {
+        let (carry, ys) = lax::scan(
+            |c: Array, x: Array| {
+                let next = (&c * 0.5 + x).tanh();
+                (next.clone(), next.flip(0) * 2.0)
+            },
+            a[0].clone(),
+            a[1].clone(),
+        );
+        vec![carry, ys]
+    });
+}

@@ -52,6 +52,40 @@ pub struct CopyRegion {
     pub dst: Strided,
 }
 
+/// A convolution with its dimension numbers applied (see
+/// [`crate::primitives::ConvGeneralDilated`]): output element `(n, o, p...)` (its position
+/// in the output buffer given by `out_strides`) is the sum over the group's input features
+/// `i` and kernel taps `k...` of `lhs[image, channel, q...] * rhs[o, i, k...]`, where
+/// `q = (p * window_stride + k * rhs_dilation - padding_lo) / lhs_dilation` when that
+/// divides exactly and lands in the input. Strides list the batch (output features for the
+/// kernel), feature, then each spatial dimension's element stride in its buffer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConvWindows {
+    /// Output batch and feature extents.
+    pub out_batch: usize,
+    pub out_features: usize,
+    /// Input features each group reads, and output features each group writes.
+    pub group_in: usize,
+    pub group_out: usize,
+    /// Whether groups split the input's features (`feature_group_count > 1`) or its batch
+    /// (`batch_group_count > 1`); at most one is set.
+    pub feature_grouped: bool,
+    pub batch_grouped: bool,
+    /// Per spatial dimension: output, input and kernel extents, window step, padding before
+    /// the dilated input, and the dilations.
+    pub output: Vec<usize>,
+    pub input: Vec<usize>,
+    pub window: Vec<usize>,
+    pub window_strides: Vec<usize>,
+    pub padding_lo: Vec<i64>,
+    pub lhs_dilation: Vec<usize>,
+    pub rhs_dilation: Vec<usize>,
+    /// Element strides of the input, the kernel and the output.
+    pub lhs_strides: Vec<usize>,
+    pub rhs_strides: Vec<usize>,
+    pub out_strides: Vec<usize>,
+}
+
 /// One operation of the device vocabulary.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceOp {
@@ -82,6 +116,8 @@ pub enum DeviceOp {
     /// a copy of the operand with each update combined by `op` into the element its index
     /// names, in index order (repeated indices accumulate in that order).
     Scatter { axis: usize, op: ScatterOp, mode: IndexMode },
+    /// `conv_general_dilated`: every output element summed over its window in a fixed order.
+    Conv(Box<ConvWindows>),
     /// The threefry-2x32 block cipher of `(key0, key1, x0, x1)` (all `uint32`, broadcast),
     /// giving two `uint32` outputs, bit for bit as on the host.
     Threefry2x32,

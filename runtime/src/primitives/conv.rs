@@ -288,6 +288,32 @@ impl ConvGeneralDilated {
 }
 
 impl Primitive for ConvGeneralDilated {
+    fn device_op(&self, inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        let g = self.geometry(&inputs[0].shape, &inputs[1].shape).ok()?;
+        let groups = g.feature_groups.max(g.batch_groups);
+        let rhs_strides = contiguous_strides(&g.rhs_shape);
+        let out_strides = contiguous_strides(&self.out_shape(&g));
+        let windows = crate::backend::ConvWindows {
+            out_batch: g.batch / g.batch_groups,
+            out_features: g.out_features,
+            group_in: g.in_features / g.feature_groups,
+            group_out: g.out_features / groups,
+            feature_grouped: g.feature_groups > 1,
+            batch_grouped: g.batch_groups > 1,
+            lhs_strides: g.lhs_strides.clone(),
+            rhs_strides: g.rhs_spec.iter().map(|&a| rhs_strides[a]).collect(),
+            out_strides: g.out_spec.iter().map(|&a| out_strides[a]).collect(),
+            output: g.output,
+            input: g.input,
+            window: g.window,
+            window_strides: g.window_strides,
+            padding_lo: g.padding_lo,
+            lhs_dilation: g.lhs_dilation,
+            rhs_dilation: g.rhs_dilation,
+        };
+        Some(crate::backend::DeviceOp::Conv(Box::new(windows)))
+    }
+
     fn name(&self) -> String {
         "conv_general_dilated".to_string()
     }

@@ -16,6 +16,7 @@
 mod alloc;
 mod assemble;
 mod codegen;
+mod conv;
 mod indexing;
 mod math;
 
@@ -425,6 +426,7 @@ impl Backend for WgpuBackend {
             DeviceOp::Assemble { fill, regions } => {
                 one(self.assemble(*fill, regions, operands, &outs[0]))
             }
+            DeviceOp::Conv(windows) => one(self.conv(windows, operands, &outs[0])),
             DeviceOp::Gather { .. } | DeviceOp::Scatter { .. } => {
                 one(self.index(op, operands, &outs[0]))
             }

@@ -36,6 +36,11 @@ pub struct Scan {
 }
 
 impl Primitive for Scan {
+    /// On a device each step's primitives run there (see [`Scan::eval_on_device`]).
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     fn name(&self) -> String {
         "scan".to_string()
     }
@@ -79,6 +84,9 @@ impl Primitive for Scan {
     }
 
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        if self.length > 0 && inputs.iter().any(|x| !x.device().is_host()) {
+            return self.eval_on_device(inputs, outputs);
+        }
         let (carry, rest) = inputs.split_at(self.carry);
         let (xs, consts) = rest.split_at(self.xs);
         // Planned once per run, so each step runs the kernels without re-checking shapes.
@@ -256,6 +264,47 @@ impl Primitive for Scan {
 
 impl Scan {
     /// The step that reads and writes index `i` at iteration `step`.
+    /// The loop over operands on a device: each step's slices, body and stacking are bound
+    /// as primitives, so they run where the operands are and nothing is read on the host.
+    fn eval_on_device(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        let (carry, rest) = inputs.split_at(self.carry);
+        let (xs, consts) = rest.split_at(self.xs);
+        let mut carry: Vec<Array> = carry.iter().map(|c| (*c).clone()).collect();
+        let mut rows: Vec<Vec<Option<Array>>> =
+            vec![vec![None; self.length]; outputs.len() - self.carry];
+        for step in 0..self.length {
+            let i = self.index(step);
+            let mut args = std::mem::take(&mut carry);
+            args.extend(xs.iter().map(|x| {
+                let mut start = vec![0; x.ndim()];
+                let mut limit = x.shape().to_vec();
+                (start[0], limit[0]) = (i, i + 1);
+                let strides = vec![1; x.ndim()];
+                let row = super::bind1(
+                    &super::Slice { start_indices: start, limit_indices: limit, strides },
+                    &[x],
+                );
+                ops::reshape(&row, &x.shape()[1..])
+            }));
+            args.extend(consts.iter().map(|c| (*c).clone()));
+            let mut outs = eval_program(&self.body, &args);
+            for (stacked, y) in rows.iter_mut().zip(outs.drain(self.carry..)) {
+                let mut shape = vec![1];
+                shape.extend_from_slice(y.shape());
+                stacked[i] = Some(ops::reshape(&y, &shape));
+            }
+            carry = outs;
+        }
+        let stacked = rows.into_iter().map(|r| {
+            let r: Vec<Array> =
+                r.into_iter().map(|y| y.expect("every step writes its row")).collect();
+            let refs: Vec<&Array> = r.iter().collect();
+            super::bind1(&super::Concatenate { dimension: 0 }, &refs)
+        });
+        let results = carry.into_iter().chain(stacked);
+        results.zip(outputs).map(|(r, aval)| r.with_weak_type(aval.weak)).collect()
+    }
+
     fn index(&self, step: usize) -> usize {
         if self.reverse {
             self.length - 1 - step

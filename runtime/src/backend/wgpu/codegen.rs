@@ -48,7 +48,7 @@ pub(super) fn params(n: usize, dims: &[usize], bases: &[usize], inputs: &[&Acces
 }
 
 /// The WGSL storage type of a dtype's elements.
-fn storage(dtype: DType) -> &'static str {
+pub(super) fn storage(dtype: DType) -> &'static str {
     match dtype {
         DType::F32 => "f32",
         DType::I32 => "i32",

@@ -17,6 +17,7 @@ mod alloc;
 mod assemble;
 mod codegen;
 mod math;
+mod reduce;
 
 use std::collections::HashMap;
 use std::num::NonZeroU64;
@@ -423,6 +424,13 @@ impl Backend for WgpuBackend {
             DeviceOp::Elementwise(e) => one(self.elementwise(*e, operands, &outs[0])),
             DeviceOp::Assemble { fill, regions } => {
                 one(self.assemble(*fill, regions, operands, &outs[0]))
+            }
+            DeviceOp::Reduce { op, axes } => one(self.reduce(*op, axes, &operands[0], &outs[0])),
+            DeviceOp::ArgReduce { op, axis } => {
+                one(self.arg_reduce(*op, *axis, &operands[0], &outs[0]))
+            }
+            DeviceOp::Cumulative { op, axis, reverse } => {
+                one(self.cumulative(*op, *axis, *reverse, &operands[0], &outs[0]))
             }
             _ => Err(self.no_kernel(op)),
         }

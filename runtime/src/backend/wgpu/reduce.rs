@@ -54,6 +54,14 @@ fn bool_aware(op: ReduceOp, dtype: DType) -> ReduceOp {
     }
 }
 
+/// The primitive's name, for kernels and messages.
+fn arg_name(op: ArgOp) -> &'static str {
+    match op {
+        ArgOp::Max => "argmax",
+        ArgOp::Min => "argmin",
+    }
+}
+
 /// The reduction a scan's running fold is.
 fn scan_op(op: CumOp) -> ReduceOp {
     match op {
@@ -185,15 +193,7 @@ fn combine(a: Acc, b: Acc) -> Acc {{
 fn fold_wgsl(fold: Fold, ty: &str, tree: bool) -> String {
     let (name, prelude, load, store) = match fold {
         Fold::Value(op) => (op.op_name(), value_prelude(op, ty, ty, 2), "src[at]", "acc"),
-        Fold::Arg(op) => (
-            match op {
-                ArgOp::Max => "argmax",
-                ArgOp::Min => "argmin",
-            },
-            arg_prelude(op, ty),
-            "Acc(src[at], j)",
-            "i32(acc.i)",
-        ),
+        Fold::Arg(op) => (arg_name(op), arg_prelude(op, ty), "Acc(src[at], j)", "i32(acc.i)"),
     };
     let kind = if tree { "tree" } else { "loop" };
     let mut s = format!("// rjax {name} {kind} kernel ({ty})\n");
@@ -378,7 +378,8 @@ impl WgpuBackend {
         x: &Operand<'_>,
         out: &Aval,
     ) -> Result<DeviceBuffer, Error> {
-        self.fold("argreduce", Fold::Arg(op), &[axis], x, out, 0)
+        // The identity word is unused: an empty pair is marked by its index.
+        self.fold(arg_name(op), Fold::Arg(op), &[axis], x, out, 0)
     }
 
     /// Runs `fold` over `axes` of `x`, choosing the loop or the tree kernel by the length.
@@ -414,7 +415,12 @@ impl WgpuBackend {
         out: &Aval,
     ) -> Result<DeviceBuffer, Error> {
         let fold = bool_aware(scan_op(op), out.dtype);
-        let name = fold.op_name();
+        let name = match op {
+            CumOp::Sum => "cumsum",
+            CumOp::Prod => "cumprod",
+            CumOp::Max => "cummax",
+            CumOp::Min => "cummin",
+        };
         let len: usize = x.shape.iter().product();
         let n = x.shape[axis];
         let inner: usize = x.shape[axis + 1..].iter().product();

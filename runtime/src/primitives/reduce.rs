@@ -13,6 +13,7 @@ use super::binary::Scalar;
 use super::{bind1, expect_arity, tuple, Aval, Fusion, Primitive};
 use super::{BroadcastInDim, Pad, Transpose};
 use crate::array::{Array, Buffer};
+use crate::backend::DeviceOp;
 use crate::dtype::DType;
 use crate::exec::cpu::elementwise::map;
 use crate::exec::cpu::reduce::{arg_reduce, reduce, scan, Fold};
@@ -154,6 +155,11 @@ impl Primitive for Reduce {
     fn fusion(&self) -> Fusion<'_> {
         Fusion::Reduce { op: self.op, axes: &self.axes }
     }
+
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        Some(DeviceOp::Reduce { op: self.op, axes: self.axes.clone() })
+    }
+
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
         let axes = self.axes.iter().map(|&a| batched_axis(a, d)).collect();
@@ -348,6 +354,10 @@ macro_rules! float_identities {
 float_identities!(f32, f64);
 
 impl Primitive for ArgReduce {
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        Some(DeviceOp::ArgReduce { op: self.op, axis: self.axis })
+    }
+
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
         let reduce = ArgReduce { op: self.op, axis: batched_axis(self.axis, d) };
@@ -426,6 +436,10 @@ fn is_nan<T: PartialEq>(x: T) -> bool {
 }
 
 impl Primitive for Cumulative {
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        Some(DeviceOp::Cumulative { op: self.op, axis: self.axis, reverse: self.reverse })
+    }
+
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         let d = dims[0].expect("batching rules run with a batched operand");
         let scan = Cumulative { axis: batched_axis(self.axis, d), ..*self };

@@ -19,6 +19,7 @@ mod codegen;
 mod conv;
 mod indexing;
 mod math;
+mod reduce;
 
 use std::collections::HashMap;
 use std::num::NonZeroU64;
@@ -429,6 +430,13 @@ impl Backend for WgpuBackend {
             DeviceOp::Conv(windows) => one(self.conv(windows, operands, &outs[0])),
             DeviceOp::Gather { .. } | DeviceOp::Scatter { .. } => {
                 one(self.index(op, operands, &outs[0]))
+            }
+            DeviceOp::Reduce { op, axes } => one(self.reduce(*op, axes, &operands[0], &outs[0])),
+            DeviceOp::ArgReduce { op, axis } => {
+                one(self.arg_reduce(*op, *axis, &operands[0], &outs[0]))
+            }
+            DeviceOp::Cumulative { op, axis, reverse } => {
+                one(self.cumulative(*op, *axis, *reverse, &operands[0], &outs[0]))
             }
             _ => Err(self.no_kernel(op)),
         }

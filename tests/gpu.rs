@@ -489,17 +489,33 @@ fn operands_on_different_devices_are_an_error_naming_both() {
     assert_eq!(jnp::exp(&g).device(), gpu);
 }
 
+/// A primitive defined outside rjax with host rules only (no `device_op`).
+#[derive(Clone, Debug)]
+struct HostOnly;
+
+impl Primitive for HostOnly {
+    fn name(&self) -> String {
+        "host_only".to_string()
+    }
+    fn abstract_eval(
+        &self,
+        inputs: &[rjax::primitives::Aval],
+    ) -> Result<Vec<rjax::primitives::Aval>, String> {
+        Ok(inputs.to_vec())
+    }
+    fn eval(&self, inputs: &[&Array], _outputs: &[rjax::primitives::Aval]) -> Vec<Array> {
+        vec![inputs[0].clone()]
+    }
+}
+
 /// An operation without a GPU kernel, or a dtype without one, panics naming the operation,
 /// the dtype and the device; nothing is copied to the host behind the caller's back.
 #[test]
 fn unsupported_ops_and_dtypes_name_op_dtype_and_device() {
     let Some((gpu, _one)) = gpu() else { return };
     let g = device_put(&jnp::arange(6.0), gpu);
-    let image = device_put(&jnp::ones([1, 1, 4, 4]), gpu);
-    let kernel = device_put(&jnp::ones([1, 1, 2, 2]), gpu);
-    let conv = || rjax::lax::conv(&image, &kernel, [1, 1], rjax::lax::Padding::Valid);
-    let msg = panic_text(&catch_unwind(AssertUnwindSafe(conv)).unwrap_err());
-    assert!(msg.contains("conv_general_dilated: no GPU kernel yet for"), "{msg}");
+    let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| bind1(&HostOnly, &[&g]))).unwrap_err());
+    assert!(msg.contains("host_only: no GPU kernel yet for float32 on gpu:0"), "{msg}");
     assert!(msg.contains("gpu:0") && msg.contains("device_put(&x, Device::Cpu(0))"), "{msg}");
     let wide = device_put(&jnp::arange(3.0).astype(DType::F64), gpu);
     let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| wide.exp())).unwrap_err());

@@ -22,18 +22,7 @@ use crate::primitives::{Aval, Primitive};
 /// operation or its dtypes, or when the device fails (out of memory: the op and the bytes).
 #[track_caller]
 pub(crate) fn run(prim: &dyn Primitive, inputs: &[&Array], outputs: &[Aval]) -> Option<Vec<Array>> {
-    let device = inputs.iter().map(|a| a.device()).find(|d| !d.is_host())?;
-    for x in inputs {
-        let other = x.device();
-        if other != device && (x.is_committed() || !other.is_host()) {
-            panic!(
-                "{}: operands are on different devices, {device} and {other}; rjax makes no \
-                 implicit copies: move one with device_put(&x, Device::{})",
-                prim.name(),
-                variant(device)
-            );
-        }
-    }
+    let device = operands_device(&prim.name(), inputs)?;
     let avals: Vec<Aval> = inputs.iter().map(|x| x.aval()).collect();
     let Some(op) = prim.device_op(&avals) else {
         let dtype = inputs.iter().find(|x| x.device() == device).map(|x| x.dtype());
@@ -55,11 +44,63 @@ pub(crate) fn run(prim: &dyn Primitive, inputs: &[&Array], outputs: &[Aval]) -> 
             unsupported(prim, dtype, device);
         }
     }
+    Some(run_there(backend, &prim.name(), &op, inputs, outputs))
+}
+
+/// The device an operation on `inputs` runs on: the first one not on the host; `None` when
+/// all are on the host.
+///
+/// # Panics
+/// When operands are committed to different devices (naming `name` and both devices).
+#[track_caller]
+fn operands_device(name: &str, inputs: &[&Array]) -> Option<Device> {
+    let device = inputs.iter().map(|a| a.device()).find(|d| !d.is_host())?;
+    for x in inputs {
+        let other = x.device();
+        if other != device && (x.is_committed() || !other.is_host()) {
+            panic!(
+                "{name}: operands are on different devices, {device} and {other}; rjax makes \
+                 no implicit copies: move one with device_put(&x, Device::{})",
+                variant(device)
+            );
+        }
+    }
+    Some(device)
+}
+
+/// Runs a fused elementwise group of a `#[jit]` plan on the device its operands are on;
+/// `None` when every operand is on the host, or when the device cannot run the group's
+/// dtypes (the caller then runs its equations one by one).
+#[track_caller]
+pub(crate) fn run_group(
+    group: &super::ElementwiseGroup,
+    inputs: &[&Array],
+    outputs: &[Aval],
+) -> Option<Vec<Array>> {
+    let device = operands_device("a fused group", inputs)?;
+    let backend = backend(device).ok()?;
+    let dtypes = inputs.iter().map(|x| x.dtype()).chain(group.ops.iter().map(|o| o.dtype));
+    if !dtypes.clone().all(|d| backend.computes(d)) {
+        return None;
+    }
+    let op = DeviceOp::Fused(Box::new(group.clone()));
+    Some(run_there(backend, "a fused group", &op, inputs, outputs))
+}
+
+/// Runs `op` on `backend`, uploading the operands that are on the host first.
+#[track_caller]
+fn run_there(
+    backend: &dyn Backend,
+    name: &str,
+    op: &DeviceOp,
+    inputs: &[&Array],
+    outputs: &[Aval],
+) -> Vec<Array> {
     let uploaded: Vec<Option<DeviceBuffer>> = inputs
         .iter()
         .map(|x| {
             x.device_buffer().is_none().then(|| {
-                backend.upload(x.buffer()).unwrap_or_else(|e| panic!("{}: {e}", prim.name()))
+                backend.upload(x.buffer()).unwrap_or_else(|e| panic!("{name}: {e}"))
             })
         })
         .collect();
@@ -72,12 +113,12 @@ pub(crate) fn run(prim: &dyn Primitive, inputs: &[&Array], outputs: &[Aval]) -> 
         })
         .collect();
     let buffers =
-        run_op(backend, &op, &operands, outputs).unwrap_or_else(|e| panic!("{}: {e}", prim.name()));
+        run_op(backend, op, &operands, outputs).unwrap_or_else(|e| panic!("{name}: {e}"));
     let arrays = buffers
         .into_iter()
         .zip(outputs)
         .map(|(buffer, out)| Array::from_device_buffer(&out.shape, buffer, out.weak));
-    Some(arrays.collect())
+    arrays.collect()
 }
 
 /// Runs `op` on `backend`, first bringing a product's operands to the layout it reads.

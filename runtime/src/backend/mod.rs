@@ -29,7 +29,7 @@ use crate::dtype::DType;
 use crate::error::Error;
 use crate::primitives::{Aval, BinaryOp, UnaryOp};
 
-pub use ops::{ConvWindows, CopyRegion, DeviceOp, Strided};
+pub use ops::{ConvWindows, CopyRegion, DeviceOp, ElementwiseGroup, GroupOp, GroupValue, Strided};
 
 /// The elementwise operations a backend runs, one kernel each: what a primitive is, as far as
 /// a device is concerned (see [`DeviceOp::Elementwise`]).

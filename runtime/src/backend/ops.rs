@@ -7,6 +7,7 @@
 //! primitive; a new primitive picks an operation here and touches no backend.
 
 use super::ElementwiseOp;
+use crate::dtype::DType;
 use crate::primitives::{ArgOp, CumOp, IndexMode, ReduceOp, ScatterOp};
 
 /// An affine map from a multi-index to an element position: index `i` (over some extents)
@@ -86,6 +87,32 @@ pub struct ConvWindows {
     pub out_strides: Vec<usize>,
 }
 
+/// A value inside an [`ElementwiseGroup`]: one of the group's operands, or the result of one
+/// of its earlier operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GroupValue {
+    Operand(usize),
+    Op(usize),
+}
+
+/// One operation of an [`ElementwiseGroup`]: what it computes, from which values, in which
+/// dtype.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GroupOp {
+    pub op: ElementwiseOp,
+    pub args: Vec<GroupValue>,
+    pub dtype: DType,
+}
+
+/// Elementwise operations over one output shape run as one kernel (a fused group of a
+/// `#[jit]` plan): the operands broadcast to that shape, the operations run in order on each
+/// element, and each of `outputs` is written to a new buffer of that shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ElementwiseGroup {
+    pub ops: Vec<GroupOp>,
+    pub outputs: Vec<GroupValue>,
+}
+
 /// One operation of the device vocabulary.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceOp {
@@ -121,6 +148,9 @@ pub enum DeviceOp {
     /// The threefry-2x32 block cipher of `(key0, key1, x0, x1)` (all `uint32`, broadcast),
     /// giving two `uint32` outputs, bit for bit as on the host.
     Threefry2x32,
+    /// A fused group of elementwise operations (see [`ElementwiseGroup`]), one output per
+    /// group output.
+    Fused(Box<ElementwiseGroup>),
     /// The primitive is made of other primitives (control flow, custom rules): its own
     /// evaluation binds them, each of which runs where its operands are, and reads values
     /// (a loop's predicate) only through [`Array::item`](crate::Array::item) and friends.

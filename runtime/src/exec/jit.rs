@@ -5,12 +5,13 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use super::plan::Plan;
 use crate::array::Array;
-use crate::ir::{eval_program, trace, Program};
+use super::device_plan::DevicePlan;
+use crate::ir::{trace, Program};
 use crate::primitives::Aval;
 use crate::transform::simplify;
 use crate::tree::{self, Tree, TreeDef, Unflatten};
@@ -117,7 +118,15 @@ pub const DEFAULT_CACHE_CAPACITY: usize = 256;
 /// What a cache hit needs, shared so the hot path clones one `Arc` and nothing else.
 struct Compiled {
     plan: Plan,
+    /// The plan for arguments on a device, partitioned on first use there.
+    device_plan: OnceLock<DevicePlan>,
     out_def: TreeDef,
+}
+
+impl Compiled {
+    fn device_plan(&self) -> &DevicePlan {
+        self.device_plan.get_or_init(|| DevicePlan::new(self.plan.program().clone()))
+    }
 }
 
 struct Entry {
@@ -188,9 +197,8 @@ impl JitFunction {
             }
         };
         if leaves.iter().any(|l| !l.device().is_host()) {
-            // On a device the simplified program runs one primitive at a time, each where its
-            // operands are (fused device kernels are not built yet).
-            outputs.extend(eval_program(compiled.plan.program(), &leaves));
+            // On a device: fused elementwise kernels, the rest one primitive at a time.
+            outputs.extend(compiled.device_plan().run(&leaves));
             leaves.clear();
         } else {
             crate::exec::cpu::alloc::named(
@@ -241,7 +249,11 @@ impl JitFunction {
         let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
         let traced = trace_function(self.name, &leaves, |inputs, _| body(inputs, &def));
         let compiled =
-            Arc::new(Compiled { plan: Plan::new(traced.simplified), out_def: traced.out_def });
+            Arc::new(Compiled {
+                plan: Plan::new(traced.simplified),
+                device_plan: OnceLock::new(),
+                out_def: traced.out_def,
+            });
         self.traces.fetch_add(1, Ordering::Relaxed);
         self.trace_nanos.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let signature = Signature { def, leaves: avals, statics };

@@ -1,6 +1,7 @@
 //! Execution: the compile cache and plans behind `#[jit]`, fusion, and the CPU kernels.
 
 pub mod cpu;
+mod device_plan;
 pub mod fusion;
 pub mod jit;
 pub mod plan;

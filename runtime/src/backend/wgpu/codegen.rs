@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use super::math;
 use crate::backend::layout::Access;
-use crate::backend::ElementwiseOp;
+use crate::backend::{ElementwiseGroup, ElementwiseOp, GroupValue};
 use crate::dtype::DType;
 use crate::primitives::{BinaryOp, UnaryOp};
 
@@ -129,8 +129,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
     }}
 "
     );
+    s.push_str(&load_operands(&kernel.inputs, rank, 1));
     let base = |k: usize| 1 + rank + k;
-    if kernel.inputs.iter().any(|(_, a)| matches!(a, Access::Strided(_))) {
+    let store = if kernel.out == DType::Bool { format!("select(0u, 1u, {value})") } else { value };
+    let _ = writeln!(s, "    out[params[{}] + i] = {store};\n}}", base(nin));
+    s
+}
+
+/// The statements that load each operand's element for output element `i` as `x0`, `x1`, ...
+/// (bools as `bool`), from bindings `in0`, `in1`, ... read as `accesses` say, with the
+/// parameter layout of [`params`] over `rank` axes with `outputs` output bases.
+fn load_operands(inputs: &[(DType, &Access)], rank: usize, outputs: usize) -> String {
+    let mut s = String::new();
+    let nin = inputs.len();
+    let base = |k: usize| 1 + rank + k;
+    if inputs.iter().any(|(_, a)| matches!(a, Access::Strided(_))) {
         s.push_str("    var rest = i;\n");
         for k in (1..rank).rev() {
             let _ = writeln!(
@@ -141,8 +154,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
         }
         s.push_str("    let c0 = rest;\n");
     }
-    let mut stride_word = 1 + rank + nin + 1;
-    for (i, (dtype, access)) in kernel.inputs.iter().enumerate() {
+    // Strides follow every operand's and output's base; outputs after the operands.
+    let mut stride_word = 1 + rank + nin + outputs;
+    for (i, (dtype, access)) in inputs.iter().enumerate() {
         let index = match access {
             Access::Same => format!("params[{}] + i", base(i)),
             Access::Scalar => format!("params[{}]", base(i)),
@@ -163,8 +177,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
         let load = if *dtype == DType::Bool { format!("({load} != 0u)") } else { load };
         let _ = writeln!(s, "    let x{i} = {load};");
     }
-    let store = if kernel.out == DType::Bool { format!("select(0u, 1u, {value})") } else { value };
-    let _ = writeln!(s, "    out[params[{}] + i] = {store};\n}}", base(nin));
     s
 }
 
@@ -431,5 +443,101 @@ pub(super) fn combine_function(op: BinaryOp, dtype: DType) -> String {
         "fn combine(s0: {ty}, s1: {ty}) -> {ty} {{\n    let x0 = {load};\n    let x1 = {};\n    return {store};\n}}\n",
         load.replace("s0", "s1")
     );
+    s
+}
+
+/// The WGSL type a value of `dtype` has inside a kernel (bools are stored as `u32`).
+fn value_type(dtype: DType) -> &'static str {
+    if dtype == DType::Bool {
+        "bool"
+    } else {
+        storage(dtype)
+    }
+}
+
+/// The shader of a fused group: each invocation loads its element of every operand (read as
+/// `inputs` say, with [`params`]' layout over `rank` axes and one base per output), runs the
+/// group's operations in order — each a function `op{k}` made from the same expressions as
+/// the one-operation kernels, so fused and unfused results agree bit for bit — and stores
+/// the outputs.
+pub(super) fn fused(group: &ElementwiseGroup, inputs: &[(DType, &Access)], rank: usize) -> String {
+    let nin = inputs.len();
+    let mut helpers = BTreeSet::new();
+    let mut functions = String::new();
+    let same = Access::Same;
+    let dtype_of = |v: GroupValue| match v {
+        GroupValue::Operand(i) => inputs[i].0,
+        GroupValue::Op(k) => group.ops[k].dtype,
+    };
+    for (k, op) in group.ops.iter().enumerate() {
+        let kernel = Kernel {
+            op: op.op,
+            inputs: op.args.iter().map(|&a| (dtype_of(a), &same)).collect(),
+            out: op.dtype,
+            rank,
+        };
+        let mut private = String::new();
+        let value = expression(&kernel, &mut helpers, &mut private);
+        // Each operation's own helpers (an integer power's) get the operation's name.
+        let own = format!("powi{k}(");
+        functions.push_str(&private.replace("powi(", &own));
+        let params: Vec<String> = kernel
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, (d, _))| format!("x{i}: {}", value_type(*d)))
+            .collect();
+        let _ = write!(
+            functions,
+            "\nfn op{k}({}) -> {} {{\n    return {};\n}}\n",
+            params.join(", "),
+            value_type(op.dtype),
+            value.replace("powi(", &own)
+        );
+    }
+    let mut s = format!("// rjax fused kernel: {} operations\n", group.ops.len());
+    s.push_str("@group(0) @binding(0) var<storage, read> params: array<u32>;\n");
+    for (i, (dtype, _)) in inputs.iter().enumerate() {
+        let ty = storage(*dtype);
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{i}: array<{ty}>;", i + 1);
+    }
+    for (j, &v) in group.outputs.iter().enumerate() {
+        let ty = storage(dtype_of(v));
+        let binding = nin + 1 + j;
+        let _ = writeln!(s, "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<{ty}>;");
+    }
+    for name in math::closure(&helpers) {
+        s.push('\n');
+        s.push_str(&math::source(name));
+    }
+    s.push_str(&functions);
+    let _ = write!(
+        s,
+        "
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {{
+    let i = (wg.y * groups.x + wg.x) * {WORKGROUP}u + lane;
+    if (i >= params[0]) {{
+        return;
+    }}
+"
+    );
+    s.push_str(&load_operands(inputs, rank, group.outputs.len()));
+    let name = |v: GroupValue| match v {
+        GroupValue::Operand(i) => format!("x{i}"),
+        GroupValue::Op(k) => format!("v{k}"),
+    };
+    for (k, op) in group.ops.iter().enumerate() {
+        let args: Vec<String> = op.args.iter().map(|&a| name(a)).collect();
+        let _ = writeln!(s, "    let v{k} = op{k}({});", args.join(", "));
+    }
+    for (j, &v) in group.outputs.iter().enumerate() {
+        let value = name(v);
+        let store =
+            if dtype_of(v) == DType::Bool { format!("select(0u, 1u, {value})") } else { value };
+        let _ = writeln!(s, "    out{j}[params[{}] + i] = {store};", 1 + rank + nin + j);
+    }
+    s.push_str("}\n");
     s
 }

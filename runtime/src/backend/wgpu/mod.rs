@@ -438,6 +438,7 @@ impl Backend for WgpuBackend {
             DeviceOp::Cumulative { op, axis, reverse } => {
                 one(self.cumulative(*op, *axis, *reverse, &operands[0], &outs[0]))
             }
+            DeviceOp::Fused(group) => self.fused(group, operands, outs),
             _ => Err(self.no_kernel(op)),
         }
     }
@@ -490,6 +491,40 @@ impl Backend for WgpuBackend {
 }
 
 impl WgpuBackend {
+    /// A fused elementwise group as one kernel (see [`codegen::fused`]).
+    fn fused(
+        &self,
+        group: &crate::backend::ElementwiseGroup,
+        operands: &[Operand<'_>],
+        outs: &[Aval],
+    ) -> Result<Vec<DeviceBuffer>, Error> {
+        let op = "a fused group";
+        let shape = &outs[0].shape;
+        let shapes: Vec<&[usize]> = operands.iter().map(|o| o.shape).collect();
+        let layout = Layout::new(shape, &shapes);
+        let len = layout.len();
+        let buffers = operands.len() + outs.len();
+        if buffers >= self.limits.max_storage_buffers_per_shader_stage as usize {
+            let problem = format!("{op}: {buffers} buffers are more than one kernel binds");
+            return Err(Error::Device { device: self.id, problem });
+        }
+        let results = outs
+            .iter()
+            .map(|o| self.output(o.dtype, len, op))
+            .collect::<Result<Vec<Pooled>, Error>>()?;
+        let inputs: Vec<(DType, &Access)> =
+            operands.iter().zip(&layout.operands).map(|(o, a)| (o.buffer.dtype(), a)).collect();
+        let wgsl = codegen::fused(group, &inputs, layout.dims.len());
+        let accesses: Vec<&Access> = layout.operands.iter().collect();
+        let bases = vec![0; buffers];
+        let params = codegen::params(len, &layout.dims, &bases, &accesses);
+        let mut bound: Vec<Bound<'_>> = operands.iter().map(|o| Bound::array(o.buffer)).collect();
+        bound.extend(results.iter().zip(outs).map(|(r, o)| Bound::new(r, o.dtype, len)));
+        self.launch(op, &wgsl, &params, &bound, len)?;
+        let made = results.into_iter().zip(outs);
+        Ok(made.map(|(r, o)| DeviceBuffer::new(self.id, o.dtype, len, r)).collect())
+    }
+
     /// `op` over operands broadcast to `out`'s shape, in windows when the output is larger
     /// than one binding.
     fn elementwise(

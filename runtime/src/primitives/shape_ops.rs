@@ -841,6 +841,12 @@ impl Primitive for Iota {
     }
 }
 
+/// The assembly of one region of operand `operand` into a row-major output of `shape`.
+fn one_region(operand: usize, shape: &[usize], src: Strided, dst: Strided) -> DeviceOp {
+    let region = CopyRegion { operand, extents: shape.to_vec(), src, dst };
+    DeviceOp::Assemble { fill: None, regions: vec![region] }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -890,10 +896,4 @@ mod tests {
         let i = bind1(&Iota { dtype: DType::I32, shape: vec![2, 3], dimension: 1 }, &[]);
         assert_eq!(i.to_vec::<i32>().unwrap(), vec![0, 1, 2, 0, 1, 2]);
     }
-}
-
-/// The assembly of one region of operand `operand` into a row-major output of `shape`.
-fn one_region(operand: usize, shape: &[usize], src: Strided, dst: Strided) -> DeviceOp {
-    let region = CopyRegion { operand, extents: shape.to_vec(), src, dst };
-    DeviceOp::Assemble { fill: None, regions: vec![region] }
 }

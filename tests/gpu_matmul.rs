@@ -1,7 +1,7 @@
-//! Matrix products on the GPU (feature `gpu`) against the CPU:
+//! Matrix products and the threefry hash on the GPU (feature `gpu`) against the CPU:
 //! `dot_general` for every dimension pattern the tiled kernel must handle (edges, `k = 0`,
-//! batches, contracting and free axes in any position), the `jnp` products, and a gradient
-//! through products.
+//! batches, contracting and free axes in any position), the `jnp` products, a gradient
+//! through products, and `threefry2x32` bit for bit.
 //!
 //! Float tolerance: both devices sum `k` products of values in `[-4, 4)` in f32, in different
 //! orders (the GPU one product at a time, the CPU with gemm's SIMD kernels and FMA), so results differ by
@@ -19,7 +19,8 @@ use common::gpu::{assert_matches_cpu, gpu, panic_of, Rng};
 
 use rjax::device::{device_put, Device};
 use rjax::prelude::*;
-use rjax::primitives::{bind1, DotGeneral};
+use rjax::primitives::random::Threefry2x32;
+use rjax::primitives::{bind, bind1, DotGeneral};
 use rjax::{jnp, Array, DType};
 
 /// The relative tolerance of an f32 contraction over `k` elements (see the module docs).
@@ -176,4 +177,41 @@ fn a_dtype_without_a_product_kernel_says_so() {
     let t = device_put(&jnp::array([true, false]), gpu);
     let message = panic_of(|| jnp::dot(&t, &t));
     assert!(message.contains("dot_general") && message.contains("bool"), "{message}");
+}
+
+/// Random `uint32` words over their whole range.
+fn words(rng: &mut Rng, shape: &[usize]) -> Array {
+    let n = shape.iter().product();
+    Array::from_shape_vec(shape, (0..n).map(|_| rng.next() as u32).collect::<Vec<u32>>())
+}
+
+#[test]
+fn threefry_is_bit_exact() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(41);
+    let cases: [[&[usize]; 4]; 4] = [
+        [&[1000], &[1000], &[1000], &[1000]],
+        [&[], &[], &[3, 500], &[3, 500]],
+        [&[3, 1], &[1], &[7], &[3, 7]],
+        [&[0], &[], &[0], &[1]],
+    ];
+    for shapes in cases {
+        let args: Vec<Array> = shapes.iter().map(|s| words(&mut rng, s)).collect();
+        assert_matches_cpu(&format!("threefry {shapes:?}"), gpu, &args, 0.0, |a| {
+            bind(&Threefry2x32, &[&a[0], &a[1], &a[2], &a[3]])
+        });
+    }
+}
+
+#[test]
+fn threefry_known_answer_on_the_gpu() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    // The Random123 known-answer test (also the host's doctest).
+    let put = |v: u32| device_put(&Array::from_shape_vec([1], vec![v]), gpu);
+    let y = bind(
+        &Threefry2x32,
+        &[&put(0x1319_8A2E), &put(0x0370_7344), &put(0x243F_6A88), &put(0x85A3_08D3)],
+    );
+    assert_eq!(y[0].to_vec::<u32>().unwrap(), vec![0xC492_3A9C]);
+    assert_eq!(y[1].to_vec::<u32>().unwrap(), vec![0x483D_F7A0]);
 }

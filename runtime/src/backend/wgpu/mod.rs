@@ -1,6 +1,7 @@
 //! The wgpu backend (feature `gpu`): arrays in the memory of any adapter wgpu finds (Vulkan,
 //! Metal, DX12; Mesa's lavapipe runs Vulkan on the CPU), elementwise operations as generated
-//! WGSL compute shaders.
+//! WGSL compute shaders, strided copies ([`assemble`]), matrix products ([`matmul`]) and the
+//! threefry hash ([`threefry`]) as fixed ones.
 //!
 //! Each adapter is opened once, on first use: its device and queue are requested with the
 //! adapter's own limits (wgpu asks for fewer by default: 8 storage buffers, 128 MiB
@@ -18,6 +19,7 @@ mod assemble;
 mod codegen;
 mod math;
 mod matmul;
+mod threefry;
 
 use std::collections::HashMap;
 use std::num::NonZeroU64;
@@ -451,9 +453,11 @@ impl Backend for WgpuBackend {
             DeviceOp::Assemble { fill, regions } => {
                 one(self.assemble(*fill, regions, operands, &outs[0]))
             }
+            // `dispatch` has laid the operands out as [b, m, k] and [b, k, n].
             DeviceOp::Matmul { b, m, k, n, .. } => {
                 one(self.matmul([*b, *m, *k, *n], operands, &outs[0]))
             }
+            DeviceOp::Threefry2x32 => self.threefry(operands, &outs[0]),
             _ => Err(self.no_kernel(op)),
         }
     }

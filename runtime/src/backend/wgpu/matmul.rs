@@ -67,12 +67,33 @@ fn scalar(dtype: DType) -> Option<&'static str> {
 /// per-dimension limit is split into launches). Workgroup `(x, y, z)` computes output rows
 /// `(y0 + y) * TILE..`, columns `(x0 + x) * TILE..` of batch element `z0 + z`; invocation
 /// `(lx, ly)` holds rows `ly + i * SIDE` and columns `lx + j * SIDE` of it, so neighbouring
-/// invocations read neighbouring words of the staged slices.
+/// invocations read neighbouring words of the staged slices. The register block is written
+/// out as `BLOCK * BLOCK` scalars rather than an indexed array: compilers that run
+/// invocations as SIMD lanes (lavapipe's llvmpipe) keep an indexed array in memory.
 fn shader(ty: &str, tiling: Tiling) -> String {
     let side = tiling.side;
     let tile = tiling.tile();
     let staged = tile * DEPTH;
     let threads = side * side;
+    let block = |f: &dyn Fn(u32, u32) -> String| -> String {
+        let lines = (0..BLOCK).flat_map(|i| (0..BLOCK).map(move |j| (i, j)));
+        lines.map(|(i, j)| f(i, j)).collect()
+    };
+    let acc = block(&|i, j| format!("    var acc{i}{j} = {ty}(0);\n"));
+    let loads: String = (0..BLOCK)
+        .map(|i| {
+            let at = i * side;
+            format!(
+                "            let a{i} = a_tile[(lid.y + {at}u) * DEPTH + d];\n            \
+                 let b{i} = b_tile[d * TILE + lid.x + {at}u];\n"
+            )
+        })
+        .collect();
+    let sums = block(&|i, j| format!("            acc{i}{j} = acc{i}{j} + a{i} * b{j};\n"));
+    let stores = block(&|i, j| {
+        let (r, c) = (i * side, j * side);
+        format!("    put(m, n, c_base, row0 + lid.y + {r}u, col0 + lid.x + {c}u, acc{i}{j});\n")
+    });
     format!(
         "// rjax matmul kernel ({ty}, {tile}x{tile} tiles)
 @group(0) @binding(0) var<storage, read> params: array<u32>;
@@ -80,14 +101,19 @@ fn shader(ty: &str, tiling: Tiling) -> String {
 @group(0) @binding(2) var<storage, read> rhs: array<{ty}>;
 @group(0) @binding(3) var<storage, read_write> out: array<{ty}>;
 
-const SIDE: u32 = {side}u;
 const TILE: u32 = {tile}u;
 const DEPTH: u32 = {DEPTH}u;
-const BLOCK: u32 = {BLOCK}u;
 
 // lhs rows [TILE][DEPTH] and rhs rows [DEPTH][TILE] of the current slice of k.
 var<workgroup> a_tile: array<{ty}, {staged}>;
 var<workgroup> b_tile: array<{ty}, {staged}>;
+
+// Writes output element (r, c) of the matrix at `base`, when it is inside the m x n output.
+fn put(m: u32, n: u32, base: u32, r: u32, c: u32, v: {ty}) {{
+    if (r < m && c < n) {{
+        out[base + r * n + c] = v;
+    }}
+}}
 
 @compute @workgroup_size({side}, {side}, 1)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
@@ -100,9 +126,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let batch = params[5] + wg.z;
     let a_base = batch * m * k;
     let b_base = batch * k * n;
-    // Zero-initialized, so k = 0 gives zeros.
-    var acc: array<{ty}, {acc}>;
-    for (var k0 = 0u; k0 < k; k0 = k0 + DEPTH) {{
+    // Zeros, so k = 0 gives zeros.
+{acc}    for (var k0 = 0u; k0 < k; k0 = k0 + DEPTH) {{
         // Stage the slice; elements past an edge are zeros that are never summed.
         for (var e = lane; e < {staged}u; e = e + {threads}u) {{
             let ar = row0 + e / DEPTH;
@@ -124,33 +149,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         // Only the slice's real depth is summed: padding would add +0 to a -0 sum.
         let depth = min(DEPTH, k - k0);
         for (var d = 0u; d < depth; d = d + 1u) {{
-            var a: array<{ty}, {BLOCK}>;
-            var b: array<{ty}, {BLOCK}>;
-            for (var i = 0u; i < BLOCK; i = i + 1u) {{
-                a[i] = a_tile[(lid.y + i * SIDE) * DEPTH + d];
-                b[i] = b_tile[d * TILE + lid.x + i * SIDE];
-            }}
-            for (var i = 0u; i < BLOCK; i = i + 1u) {{
-                for (var j = 0u; j < BLOCK; j = j + 1u) {{
-                    acc[i * BLOCK + j] = acc[i * BLOCK + j] + a[i] * b[j];
-                }}
-            }}
-        }}
+{loads}{sums}        }}
         workgroupBarrier();
     }}
     let c_base = batch * m * n;
-    for (var i = 0u; i < BLOCK; i = i + 1u) {{
-        let r = row0 + lid.y + i * SIDE;
-        for (var j = 0u; j < BLOCK; j = j + 1u) {{
-            let c = col0 + lid.x + j * SIDE;
-            if (r < m && c < n) {{
-                out[c_base + r * n + c] = acc[i * BLOCK + j];
-            }}
-        }}
-    }}
-}}
-",
-        acc = BLOCK * BLOCK,
+{stores}}}
+"
     )
 }
 

@@ -3,6 +3,7 @@
 use super::Transpose;
 use super::{bind1, describe, expect_arity, tuple, Aval, Primitive};
 use crate::array::Array;
+use crate::backend::DeviceOp;
 use crate::dtype::Element;
 use crate::exec::cpu::copy::transpose;
 use crate::exec::cpu::matmul::{batched_matmul, matmul_in_place, Layout, MatmulElement};
@@ -170,6 +171,24 @@ impl DotGeneral {
 }
 
 impl Primitive for DotGeneral {
+    /// One batched matrix product: `lhs` read as `[batch, free, contracted]` and `rhs` as
+    /// `[batch, contracted, free]` (each axis group in the order the product pairs them), so
+    /// the output, `[batch, lhs free, rhs free]`, is `[b, m, n]` row-major as it is.
+    fn device_op(&self, inputs: &[Aval]) -> Option<DeviceOp> {
+        let (lshape, rshape) = (&inputs[0].shape, &inputs[1].shape);
+        let lfree = Self::free(lshape.len(), &self.lhs_batch, &self.lhs_contract);
+        let rfree = Self::free(rshape.len(), &self.rhs_batch, &self.rhs_contract);
+        let size = |shape: &[usize], axes: &[usize]| extent(shape, axes.iter().copied());
+        Some(DeviceOp::Matmul {
+            lhs_perm: [&self.lhs_batch[..], &lfree, &self.lhs_contract].concat(),
+            rhs_perm: [&self.rhs_batch[..], &self.rhs_contract, &rfree].concat(),
+            b: size(lshape, &self.lhs_batch),
+            m: size(lshape, &lfree),
+            k: size(lshape, &self.lhs_contract),
+            n: size(rshape, &rfree),
+        })
+    }
+
     /// Both operands batched: their batch axes become a new leading batch pair. One batched:
     /// its batch axis is one more free axis, so the product needs no transposes.
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {

@@ -11,6 +11,7 @@ use std::marker::PhantomData;
 
 use super::{describe, expect_arity, Aval, Primitive};
 use crate::array::Array;
+use crate::backend::DeviceOp;
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::zip;
 use crate::exec::cpu::samplers::{
@@ -28,6 +29,11 @@ use crate::transform::batch::{BatchAxis, BatchDim};
 pub struct Threefry2x32;
 
 impl Primitive for Threefry2x32 {
+    /// The hash is elementwise over broadcast operands: a device runs it as it is.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        Some(DeviceOp::Threefry2x32)
+    }
+
     fn batch(&self, args: &[Array], dims: &[BatchDim], _axis: &BatchAxis) -> Batched {
         elementwise(self, args, dims)
     }

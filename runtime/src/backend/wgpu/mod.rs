@@ -1,6 +1,7 @@
 //! The wgpu backend (feature `gpu`): arrays in the memory of any adapter wgpu finds (Vulkan,
 //! Metal, DX12; Mesa's lavapipe runs Vulkan on the CPU), elementwise operations as generated
-//! WGSL compute shaders.
+//! WGSL compute shaders, strided copies ([`assemble`]), matrix products ([`matmul`]) and the
+//! threefry hash ([`threefry`]) as fixed ones.
 //!
 //! Each adapter is opened once, on first use: its device and queue are requested with the
 //! adapter's own limits (wgpu asks for fewer by default: 8 storage buffers, 128 MiB
@@ -19,7 +20,9 @@ mod codegen;
 mod conv;
 mod indexing;
 mod math;
+mod matmul;
 mod reduce;
+mod threefry;
 
 use std::collections::HashMap;
 use std::num::NonZeroU64;
@@ -335,6 +338,31 @@ impl WgpuBackend {
         buffers: &[Bound<'_>],
         invocations: usize,
     ) -> Result<(), Error> {
+        let groups =
+            u32::try_from(invocations.div_ceil(codegen::WORKGROUP as usize)).map_err(|_| {
+                Error::Device {
+                    device: self.id,
+                    problem: format!("{op}: {invocations} invocations are too many for one launch"),
+                }
+            })?;
+        let max_groups = self.limits.max_compute_workgroups_per_dimension.max(1);
+        // No invocations make a grid of [1, 0, 1], which runs nothing.
+        let x = groups.min(max_groups).max(1);
+        self.launch_grid(op, wgsl, params, buffers, [x, groups.div_ceil(x), 1])
+    }
+
+    /// Runs `wgsl` once over a grid of `groups` workgroups (x, y, z; the shader names its own
+    /// workgroup size), with the bindings of [`launch`](Self::launch). A grid with no
+    /// workgroups runs nothing. Every extent must be within
+    /// `max_compute_workgroups_per_dimension`; callers with more work split it into launches.
+    fn launch_grid(
+        &self,
+        op: &str,
+        wgsl: &str,
+        params: &[u32],
+        buffers: &[Bound<'_>],
+        groups: [u32; 3],
+    ) -> Result<(), Error> {
         let binding = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
         if let Some(big) = buffers.iter().find(|b| b.bytes > binding) {
             return Err(Error::Device {
@@ -347,8 +375,18 @@ impl WgpuBackend {
                 ),
             });
         }
-        if invocations == 0 {
+        if groups.contains(&0) {
             return Ok(());
+        }
+        let max_groups = self.limits.max_compute_workgroups_per_dimension;
+        if groups.iter().any(|&g| g > max_groups) {
+            return Err(Error::Device {
+                device: self.id,
+                problem: format!(
+                    "{op}: a grid of {groups:?} workgroups exceeds this adapter's {max_groups} \
+                     per dimension"
+                ),
+            });
         }
         let pipeline = self.pipeline(wgsl);
         let param_bytes = (params.len().max(1) * 4) as u64;
@@ -376,21 +414,12 @@ impl WgpuBackend {
             layout: &pipeline.bindings,
             entries: &entries,
         });
-        let groups =
-            u32::try_from(invocations.div_ceil(codegen::WORKGROUP as usize)).map_err(|_| {
-                Error::Device {
-                    device: self.id,
-                    problem: format!("{op}: {invocations} invocations are too many for one launch"),
-                }
-            })?;
-        let max_groups = self.limits.max_compute_workgroups_per_dimension.max(1);
-        let x = groups.min(max_groups);
         let mut encoder = self.device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_pipeline(&pipeline.pipeline);
             pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(x, groups.div_ceil(x), 1);
+            pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
         }
         self.queue.submit([encoder.finish()]);
         Ok(())
@@ -439,6 +468,11 @@ impl Backend for WgpuBackend {
                 one(self.cumulative(*op, *axis, *reverse, &operands[0], &outs[0]))
             }
             DeviceOp::Fused(group) => self.fused(group, operands, outs),
+            // `dispatch` has laid the operands out as [b, m, k] and [b, k, n].
+            DeviceOp::Matmul { b, m, k, n, .. } => {
+                one(self.matmul([*b, *m, *k, *n], operands, &outs[0]))
+            }
+            DeviceOp::Threefry2x32 => self.threefry(operands, &outs[0]),
             _ => Err(self.no_kernel(op)),
         }
     }

@@ -4,6 +4,7 @@
 //! `lax::cond` and `lax::while_loop` — whose programs run where their operands are.
 #![cfg(feature = "gpu")]
 
+use rjax::device::device_put;
 use rjax::lax;
 use rjax::prelude::*;
 use rjax::primitives::{bind1, BroadcastInDim, Concatenate, Pad, Rev, Slice, Transpose};
@@ -303,4 +304,75 @@ fn scan_runs_on_gpu_arguments() {
         );
         vec![carry, ys]
     });
+}
+
+#[jit]
+fn fused_chain(x: &Array, row: &Array, flags: &Array) -> (Array, Array) {
+    let y = (x * row).tanh() + 1.0;
+    let z = jnp::where_(flags, &y.exp(), &(-&y));
+    ((&z * &z + 1.0).sqrt() / (&y + 2.0), y.lt(1.5))
+}
+
+#[test]
+fn fused_kernels_equal_unfused_and_the_cpu() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(19);
+    let x = rng.array(DType::F32, &[64, 33]);
+    let row = rng.array(DType::F32, &[33]);
+    let flags = rng.array(DType::Bool, &[64, 1]);
+    let args = [x, row, flags];
+    assert_matches_cpu("fused", gpu, &args, 1e-6, |a| {
+        let (p, q) = fused_chain(&a[0], &a[1], &a[2]);
+        vec![p, q]
+    });
+    // Fused and one kernel per operation agree bit for bit on the device: the fused kernel
+    // calls the same expressions.
+    let placed: Vec<Array> = args.iter().map(|a| device_put(a, gpu)).collect();
+    let (fused, _) = fused_chain(&placed[0], &placed[1], &placed[2]);
+    let y = (&placed[0] * &placed[1]).tanh() + 1.0;
+    let z = jnp::where_(&placed[2], &y.exp(), &(-&y));
+    let eager = (&z * &z + 1.0).sqrt() / (&y + 2.0);
+    let bits =
+        |a: &Array| a.to_vec::<f32>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&fused), bits(&eager));
+    // IEEE's square root of -0 is -0.
+    let zero = device_put(&jnp::array(&[-0.0f32, 0.0]), gpu).sqrt();
+    assert_eq!(bits(&zero), vec![(-0.0f32).to_bits(), 0]);
+}
+
+#[test]
+fn fused_wgsl_snapshot() {
+    use rjax::backend::{ElementwiseGroup, ElementwiseOp, GroupOp, GroupValue};
+    use rjax::primitives::{BinaryOp, UnaryOp};
+    let group = ElementwiseGroup {
+        ops: vec![
+            GroupOp {
+                op: ElementwiseOp::Binary(BinaryOp::Mul),
+                args: vec![GroupValue::Operand(0), GroupValue::Operand(1)],
+                dtype: DType::F32,
+            },
+            GroupOp {
+                op: ElementwiseOp::Unary(UnaryOp::Tanh),
+                args: vec![GroupValue::Op(0)],
+                dtype: DType::F32,
+            },
+            GroupOp {
+                op: ElementwiseOp::Binary(BinaryOp::Lt),
+                args: vec![GroupValue::Op(1), GroupValue::Operand(1)],
+                dtype: DType::Bool,
+            },
+        ],
+        outputs: vec![GroupValue::Op(1), GroupValue::Op(2)],
+    };
+    let wgsl =
+        rjax::backend::fused_wgsl(&group, &[(DType::F32, &[4, 3]), (DType::F32, &[3])], &[4, 3]);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gpu_fused_tanh.wgsl");
+    if std::env::var("RJAX_UPDATE_SNAPSHOTS").as_deref() == Ok("1") {
+        std::fs::write(path, &wgsl).unwrap();
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(
+        wgsl, want,
+        "the generated shader changed; rerun with RJAX_UPDATE_SNAPSHOTS=1 to accept it"
+    );
 }

@@ -99,9 +99,9 @@ fn run_there(
     let uploaded: Vec<Option<DeviceBuffer>> = inputs
         .iter()
         .map(|x| {
-            x.device_buffer().is_none().then(|| {
-                backend.upload(x.buffer()).unwrap_or_else(|e| panic!("{name}: {e}"))
-            })
+            x.device_buffer()
+                .is_none()
+                .then(|| backend.upload(x.buffer()).unwrap_or_else(|e| panic!("{name}: {e}")))
         })
         .collect();
     let operands: Vec<Operand<'_>> = inputs
@@ -112,8 +112,7 @@ fn run_there(
             shape: x.shape(),
         })
         .collect();
-    let buffers =
-        run_op(backend, op, &operands, outputs).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let buffers = run_op(backend, op, &operands, outputs).unwrap_or_else(|e| panic!("{name}: {e}"));
     let arrays = buffers
         .into_iter()
         .zip(outputs)

@@ -179,3 +179,17 @@ pub fn elementwise_wgsl(
 ) -> String {
     wgpu::wgsl(op, operands, out)
 }
+
+/// The WGSL compute shader the GPU backend runs for a fused group of `#[jit]` (see
+/// [`ElementwiseGroup`]) over operands of these dtypes and shapes, broadcast to `shape`.
+///
+/// # Panics
+/// When an operand does not broadcast to `shape` or a dtype has no GPU kernel.
+#[cfg(feature = "gpu")]
+pub fn fused_wgsl(
+    group: &ElementwiseGroup,
+    operands: &[(DType, &[usize])],
+    shape: &[usize],
+) -> String {
+    wgpu::fused_wgsl(group, operands, shape)
+}

@@ -68,7 +68,8 @@ impl DevicePlan {
         DevicePlan { program, steps }
     }
 
-    /// How many kernels the fused groups launch (for tests and listings).
+    /// How many kernels the fused groups launch.
+    #[cfg(test)]
     pub(crate) fn groups(&self) -> usize {
         self.steps.iter().filter(|s| matches!(s, Step::Group { .. })).count()
     }
@@ -90,7 +91,8 @@ impl DevicePlan {
                 Step::Group { group, equations, inputs, outputs } => {
                     let values: Vec<Array> = inputs.iter().map(|a| read(&env, a)).collect();
                     let refs: Vec<&Array> = values.iter().collect();
-                    let avals: Vec<Aval> = outputs.iter().map(|v| program.aval(*v).clone()).collect();
+                    let avals: Vec<Aval> =
+                        outputs.iter().map(|v| program.aval(*v).clone()).collect();
                     (equations.clone(), run_group(group, &refs, &avals).map(|o| (outputs, o)))
                 }
             };
@@ -208,8 +210,57 @@ fn group(program: &Program, last_use: &[usize], range: Range<usize>) -> Step {
         ops.push(GroupOp { op, args, dtype: program.aval(out).dtype });
         defined.insert(out, ops.len() - 1);
     }
-    let mut outputs: Vec<Var> = defined.keys().copied().filter(|v| last_use[v.index()] >= range.end).collect();
+    let mut outputs: Vec<Var> =
+        defined.keys().copied().filter(|v| last_use[v.index()] >= range.end).collect();
     outputs.sort_by_key(|v| defined[v]);
     let values = outputs.iter().map(|v| GroupValue::Op(defined[v])).collect();
-    Step::Group { group: ElementwiseGroup { ops, outputs: values }, equations: range, inputs, outputs }
+    Step::Group {
+        group: ElementwiseGroup { ops, outputs: values },
+        equations: range,
+        inputs,
+        outputs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::trace_function;
+    use crate::jnp;
+
+    fn plan_of(f: impl FnOnce(&Array, &Array) -> Array) -> DevicePlan {
+        let args = vec![jnp::ones([4, 3]), jnp::ones([3])];
+        let traced = trace_function("f", &args, |x, _| f(&x[0], &x[1]));
+        DevicePlan::new(traced.simplified)
+    }
+
+    #[test]
+    fn elementwise_runs_fuse_and_other_equations_cut_them() {
+        // One run: the broadcast row joins inside the kernel.
+        let plan = plan_of(|x, b| ((x * b).tanh() + 1.0).exp());
+        assert_eq!(plan.groups(), 1, "{plan:?}");
+        // A reduction ends the first run; the second runs over the reduced shape.
+        let plan = plan_of(|x, b| ((x + b).sin().sum_axes(0, false) * b).cos());
+        assert_eq!(plan.groups(), 2, "{plan:?}");
+        assert_eq!(plan.steps.len(), 3, "{plan:?}");
+    }
+
+    #[test]
+    fn runs_binding_too_many_buffers_are_split() {
+        // Eight distinct operands need more than seven buffers with the output.
+        let args: Vec<Array> = (0..8).map(|i| jnp::full([5], i as f32)).collect();
+        let traced = trace_function("sum8", &args, |x, _| {
+            x.iter().skip(1).fold(x[0].clone(), |acc, v| (acc * v).sin())
+        });
+        let plan = DevicePlan::new(traced.simplified);
+        assert!(plan.groups() >= 2, "{plan:?}");
+        for step in &plan.steps {
+            if let Step::Group { inputs, outputs, .. } = step {
+                assert!(inputs.len() + outputs.len() <= MAX_GROUP_BUFFERS, "{plan:?}");
+            }
+        }
+        // On the host every group runs its equations one by one, with the same result.
+        let want = crate::ir::eval_program(&plan.program, &args);
+        assert_eq!(plan.run(&args)[0].to_vec::<f32>(), want[0].to_vec::<f32>());
+    }
 }

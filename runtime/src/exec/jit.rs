@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
+use super::device_plan::DevicePlan;
 use super::plan::Plan;
 use crate::array::Array;
-use super::device_plan::DevicePlan;
 use crate::ir::{trace, Program};
 use crate::primitives::Aval;
 use crate::transform::simplify;
@@ -248,12 +248,11 @@ impl JitFunction {
         let start = Instant::now();
         let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
         let traced = trace_function(self.name, &leaves, |inputs, _| body(inputs, &def));
-        let compiled =
-            Arc::new(Compiled {
-                plan: Plan::new(traced.simplified),
-                device_plan: OnceLock::new(),
-                out_def: traced.out_def,
-            });
+        let compiled = Arc::new(Compiled {
+            plan: Plan::new(traced.simplified),
+            device_plan: OnceLock::new(),
+            out_def: traced.out_def,
+        });
         self.traces.fetch_add(1, Ordering::Relaxed);
         self.trace_nanos.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let signature = Signature { def, leaves: avals, statics };

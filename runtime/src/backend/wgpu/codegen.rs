@@ -504,7 +504,10 @@ pub(super) fn fused(group: &ElementwiseGroup, inputs: &[(DType, &Access)], rank:
     for (j, &v) in group.outputs.iter().enumerate() {
         let ty = storage(dtype_of(v));
         let binding = nin + 1 + j;
-        let _ = writeln!(s, "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<{ty}>;");
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<{ty}>;"
+        );
     }
     for name in math::closure(&helpers) {
         s.push('\n');

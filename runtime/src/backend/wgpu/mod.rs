@@ -153,6 +153,26 @@ pub(super) fn wgsl(
     codegen::elementwise(&kernel)
 }
 
+/// The shader [`WgpuBackend::fused`] runs (see [`super::fused_wgsl`]).
+pub(super) fn fused_wgsl(
+    group: &super::ElementwiseGroup,
+    operands: &[(DType, &[usize])],
+    shape: &[usize],
+) -> String {
+    let shapes: Vec<&[usize]> = operands.iter().map(|(_, s)| *s).collect();
+    for (dtype, s) in operands {
+        assert!(codegen::computes(*dtype), "fused_wgsl: no GPU kernel for {dtype}");
+        assert!(
+            crate::shape::broadcast_shapes(s, shape).as_deref() == Some(shape),
+            "fused_wgsl: {s:?} does not broadcast to {shape:?}"
+        );
+    }
+    let layout = Layout::new(shape, &shapes);
+    let inputs: Vec<(DType, &Access)> =
+        operands.iter().zip(&layout.operands).map(|((d, _), a)| (*d, a)).collect();
+    codegen::fused(group, &inputs, layout.dims.len())
+}
+
 /// A compiled kernel and the layout of its bindings.
 struct Pipeline {
     pipeline: wgpu::ComputePipeline,

@@ -216,6 +216,37 @@ mod tests {
         assert!(dir.join("digits.safetensors").exists() && dir.join("curves.png").exists());
         std::fs::remove_dir_all(dir).unwrap();
     }
+
+    /// The same run on the first GPU (lavapipe in CI) reaches the CPU's accuracy.
+    #[cfg(feature = "gpu")]
+    #[test]
+    fn the_gpu_trains_to_the_cpus_accuracy() {
+        let require = std::env::var("RJAX_REQUIRE_GPU").as_deref() == Ok("1");
+        if let Err(e) = rjax::device::gpu_devices() {
+            assert!(!require, "RJAX_REQUIRE_GPU=1, but there is no GPU: {e}");
+            eprintln!("skipped: no GPU ({e})");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("rjax-digits-gpu-{}", std::process::id()));
+        let run = |device: &str| {
+            let args = Args::parse_from([
+                "train_digits",
+                "--epochs",
+                "3",
+                "--device",
+                device,
+                "--checkpoint",
+                dir.join(format!("{device}.safetensors")).to_str().unwrap(),
+                "--plot",
+                dir.join(format!("{device}.png")).to_str().unwrap(),
+            ]);
+            train(&args).unwrap()
+        };
+        let (cpu, gpu) = (run("cpu"), run("gpu"));
+        let (a, b) = (cpu.test_accuracy[2], gpu.test_accuracy[2]);
+        assert!(b >= 0.9 && (a - b).abs() <= 0.02, "test accuracy: cpu {a}, gpu {b}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
 
 mod plot {

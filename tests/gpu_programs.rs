@@ -163,7 +163,7 @@ fn vmap_and_jvp_run_on_gpu_arguments() {
 fn cond_and_while_loop_run_on_gpu_arguments() {
     let Some((gpu, _lock)) = gpu() else { return };
     let x = jnp::arange(5.0);
-    assert_matches_cpu("cond", gpu, &[x.clone()], 0.0, |a| {
+    assert_matches_cpu("cond", gpu, std::slice::from_ref(&x), 0.0, |a| {
         let pick =
             |p: bool| lax::cond(p, |v: Array| v.flip(0) * 2.0, |v: Array| v + 1.0, a[0].clone());
         vec![pick(true), pick(false)]
@@ -228,7 +228,7 @@ fn gather_and_scatter_match_the_cpu() {
 fn jnp_indexing_runs_on_the_gpu() {
     let Some((gpu, _lock)) = gpu() else { return };
     let x = jnp::arange(12.0).reshape([3, 4]);
-    let idx = jnp::array(&[2, -1, 0, 7]);
+    let idx = jnp::array([2, -1, 0, 7]);
     assert_matches_cpu("take", gpu, &[x.clone(), idx.clone()], 0.0, |a| {
         vec![
             a[0].take(&a[1], Some(1)),
@@ -309,7 +309,7 @@ fn scan_runs_on_gpu_arguments() {
 #[jit]
 fn fused_chain(x: &Array, row: &Array, flags: &Array) -> (Array, Array) {
     let y = (x * row).tanh() + 1.0;
-    let z = jnp::where_(flags, &y.exp(), &(-&y));
+    let z = jnp::where_(flags, y.exp(), -&y);
     ((&z * &z + 1.0).sqrt() / (&y + 2.0), y.lt(1.5))
 }
 
@@ -330,13 +330,13 @@ fn fused_kernels_equal_unfused_and_the_cpu() {
     let placed: Vec<Array> = args.iter().map(|a| device_put(a, gpu)).collect();
     let (fused, _) = fused_chain(&placed[0], &placed[1], &placed[2]);
     let y = (&placed[0] * &placed[1]).tanh() + 1.0;
-    let z = jnp::where_(&placed[2], &y.exp(), &(-&y));
+    let z = jnp::where_(&placed[2], y.exp(), -&y);
     let eager = (&z * &z + 1.0).sqrt() / (&y + 2.0);
     let bits =
         |a: &Array| a.to_vec::<f32>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&fused), bits(&eager));
     // IEEE's square root of -0 is -0.
-    let zero = device_put(&jnp::array(&[-0.0f32, 0.0]), gpu).sqrt();
+    let zero = device_put(&jnp::array([-0.0f32, 0.0]), gpu).sqrt();
     assert_eq!(bits(&zero), vec![(-0.0f32).to_bits(), 0]);
 }
 

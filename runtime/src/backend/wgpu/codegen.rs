@@ -402,21 +402,6 @@ fn convert(from: DType, to: DType, call: &mut Call<'_>) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integer_pow_follows_compiler_rt() {
-        // 5 = 0b101: r = a, then a = a^2, a = a^4, r = a * a^4.
-        let s = integer_pow(5, DType::F32);
-        assert_eq!(s.matches("r = r * a").count(), 2);
-        assert_eq!(s.matches("a = a * a").count(), 2);
-        assert!(integer_pow(-2, DType::F32).contains("return 1.0 / r"));
-        assert!(!integer_pow(0, DType::I32).contains("r = r * a"));
-    }
-}
-
 /// WGSL for `fn combine(s0, s1)`: binary `op` on two stored values of `dtype`, exactly as the
 /// elementwise kernels compute it (bool is stored as `u32` 0 or 1), preceded by the helper
 /// functions it calls. Scatters combine updates with it.
@@ -543,4 +528,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
     }
     s.push_str("}\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_pow_follows_compiler_rt() {
+        // 5 = 0b101: r = a, then a = a^2, a = a^4, r = a * a^4.
+        let s = integer_pow(5, DType::F32);
+        assert_eq!(s.matches("r = r * a").count(), 2);
+        assert_eq!(s.matches("a = a * a").count(), 2);
+        assert!(integer_pow(-2, DType::F32).contains("return 1.0 / r"));
+        assert!(!integer_pow(0, DType::I32).contains("r = r * a"));
+    }
 }

@@ -11,6 +11,7 @@ pub mod exec;
 pub mod ir;
 pub mod jnp;
 pub mod lax;
+pub mod nn;
 pub mod primitives;
 pub mod random;
 pub mod shape;
@@ -36,6 +37,7 @@ pub use tree::{Tree, TreeDef, Unflatten};
 pub mod prelude {
     pub use crate::jnp;
     pub use crate::lax;
+    pub use crate::nn;
     pub use crate::random;
     pub use crate::s;
     pub use crate::shape::Axes;

@@ -1,6 +1,7 @@
 //! Shared helpers for integration tests: golden cases computed with JAX and comparisons.
 #![allow(dead_code)]
 
+pub mod gradcheck;
 pub mod mlp;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -355,7 +355,12 @@ fn trigamma(x: &Array) -> Array {
     }
     let tail = add(&add(&inv, &scale(&inv2, 0.5)), &mul(&series, &mul(&inv2, &inv)));
     let direct = add(&acc, &tail);
-    let s = unary(UnaryOp::Sin, &scale(x, std::f64::consts::PI));
+    // sin^2 has period 1: reducing x to [-1/2, 1/2] first keeps pi * x's rounding error (and
+    // so the cancellation against the large recurrence terms) small.
+    // Elements that take the direct branch reflect 1/2 instead, so that the unused branch
+    // stays finite and its zero cotangent does not turn into NaN (0 * inf) under `grad`.
+    let reduced = select(&reflect, &ops::sub(x, &unary(UnaryOp::Round, x)), &c(0.5));
+    let s = unary(UnaryOp::Sin, &scale(&reduced, std::f64::consts::PI));
     let reflected = ops::sub(&div(&c(std::f64::consts::PI.powi(2)), &mul(&s, &s)), &direct);
     select(&reflect, &reflected, &direct)
 }

@@ -36,8 +36,9 @@ pub(crate) fn digamma(x: f64) -> f64 {
     }
     let (mut x, mut acc) = (x, 0.0);
     if x < 0.5 {
-        // psi(1 - x) - psi(x) = pi cot(pi x).
-        acc = -PI / (PI * x).tan();
+        // psi(1 - x) - psi(x) = pi cot(pi x); cot has period 1, so reduce x first to keep
+        // pi * x's rounding error small.
+        acc = -PI / (PI * (x - x.round())).tan();
         x = 1.0 - x;
     }
     while x < DIGAMMA_ASYMPTOTIC_FROM {

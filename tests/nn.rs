@@ -151,7 +151,7 @@ fn elementwise_functions_vmap_like_jax() {
 
 #[test]
 fn relu_and_friends_have_jax_slopes_at_their_kinks() {
-    let at = |f: fn(&Array) -> Array, v: f32| f(&jnp::array(&[v])).item::<f32>().unwrap();
+    let at = |f: fn(&Array) -> Array, v: f32| f(&jnp::array([v])).item::<f32>().unwrap();
     assert_eq!(at(relu::grad, 0.0), 0.0);
     assert_eq!(at(relu6::grad, 0.0), 0.0);
     assert_eq!(at(relu6::grad, 6.0), 0.0);
@@ -238,7 +238,7 @@ fn one_hot_matches_jax() {
 
 /// Points away from the kinks, in f64.
 fn smooth_points() -> Array {
-    jnp::array(&[-3.1, -1.7, -0.6, -0.2, 0.3, 0.8, 1.9, 4.2])
+    jnp::array([-3.1, -1.7, -0.6, -0.2, 0.3, 0.8, 1.9, 4.2])
 }
 
 #[test]
@@ -310,7 +310,7 @@ fn axes_out_of_range_name_the_function_and_the_shape() {
 #[test]
 fn sigmoid_refuses_integers_as_jax_does() {
     let text = panic_text(|| {
-        nn::sigmoid(&jnp::array(&[1i32, 2]));
+        nn::sigmoid(&jnp::array([1i32, 2]));
     });
     assert!(text.contains("sigmoid") && text.contains("int32"), "{text}");
 }

@@ -14,6 +14,7 @@ pub mod lax;
 pub mod nn;
 pub mod primitives;
 pub mod random;
+pub mod scipy;
 pub mod shape;
 pub mod transform;
 pub mod tree;
@@ -40,6 +41,7 @@ pub mod prelude {
     pub use crate::nn;
     pub use crate::random;
     pub use crate::s;
+    pub use crate::scipy;
     pub use crate::shape::Axes;
     pub use crate::tree;
     pub use crate::{Array, DType, Error, NewAxis, SliceElem};

@@ -267,7 +267,7 @@ pub(crate) fn logsumexp_weighted(
     let peak = stop_gradient(&jnp::where_(jnp::isfinite(&peak), &peak, 0.0));
     let mut terms = jnp::exp(&(&a - &peak));
     if let Some(b) = &b {
-        terms = terms * b;
+        terms *= b;
     }
     let total = jnp::sum_axes(&terms, axes.clone(), keepdims);
     let peak = if keepdims { peak } else { jnp::squeeze(&peak, axes) };

@@ -3,6 +3,7 @@
 
 #[cfg(feature = "gpu")]
 pub mod gpu;
+pub mod gradcheck;
 pub mod mlp;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

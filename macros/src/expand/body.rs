@@ -51,7 +51,8 @@ const FORMATTING_MACROS: &[&str] = &[
 const ASSERT_MACROS: &[&str] =
     &["assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne"];
 /// Path roots whose functions are rjax operations (traced when their operands are).
-const RJAX_ROOTS: &[&str] = &["jnp", "lax", "random", "tree", "optim", "rjax", "Array"];
+const RJAX_ROOTS: &[&str] =
+    &["jnp", "lax", "nn", "scipy", "random", "tree", "optim", "rjax", "Array"];
 /// Path roots of functions that are not traced functions.
 const PLAIN_ROOTS: &[&str] = &["std", "core", "alloc"];
 const PLAIN_FUNCTIONS: &[&str] = &["drop"];

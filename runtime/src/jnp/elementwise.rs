@@ -7,7 +7,7 @@ use crate::shape::ShapeDisplay;
 use crate::{Array, DType};
 
 #[track_caller]
-fn unary(op: UnaryOp, x: &Array) -> Array {
+pub(crate) fn unary(op: UnaryOp, x: &Array) -> Array {
     let x = if op.needs_float() && !x.dtype().is_float() {
         if let Some(name) = inexact_only(op) {
             panic!(
@@ -191,7 +191,10 @@ pub fn logaddexp(a: impl ArrayLike, b: impl ArrayLike) -> Array {
 fn logaddexp_value(a: &Array, b: &Array) -> Array {
     let hi = maximum(a, b);
     let delta = subtract(a, b);
-    let tail = log1p(&exp(&negative(&abs(&delta))));
+    // `min - max` rather than `-|a - b|` (the same value): the derivative rule above
+    // differentiates this formula for second derivatives, and at `a == b` the kinks of
+    // `min` and `max` (half each) cancel, where `max` and `abs` would give the wrong slope.
+    let tail = log1p(&exp(&subtract(minimum(a, b), &hi)));
     // Where the inputs are equal infinities the difference is NaN; the max is the answer then.
     where_(isnan(&delta), add(a, b), add(&hi, &tail))
 }

@@ -7,6 +7,7 @@ use super::{expect_arity, Aval, Fusion, Primitive, SliceOp};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::map;
+use crate::exec::cpu::special_math;
 use crate::exec::cpu::xla_math::{
     erf_f32, erf_inv_f32, erf_inv_f64, exp_f32, log1p_f32, log1p_f64, log_f32, tanh_f32,
 };
@@ -46,7 +47,17 @@ pub enum UnaryOp {
     Atanh,
     Logistic,
     Erf,
+    /// `1 - erf(x)`, accurate where `erf(x)` is near 1.
+    Erfc,
     ErfInv,
+    /// `ln |Gamma(x)|`.
+    Lgamma,
+    /// `d/dx ln Gamma(x)`.
+    Digamma,
+    /// `e^-|x| I_0(x)`, the exponentially scaled modified Bessel function of order 0.
+    BesselI0e,
+    /// `e^-|x| I_1(x)`.
+    BesselI1e,
     Floor,
     Ceil,
     /// Rounds half to even, as `jnp.round` does.
@@ -112,7 +123,12 @@ impl UnaryOp {
             Atanh => "atanh",
             Logistic => "logistic",
             Erf => "erf",
+            Erfc => "erfc",
             ErfInv => "erf_inv",
+            Lgamma => "lgamma",
+            Digamma => "digamma",
+            BesselI0e => "bessel_i0e",
+            BesselI1e => "bessel_i1e",
             Floor => "floor",
             Ceil => "ceil",
             Round => "round",
@@ -133,7 +149,12 @@ impl Primitive for UnaryOp {
         Fusion::Elementwise
     }
 
+    /// Every operation but the special functions, which have no GPU kernel yet.
     fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        use UnaryOp::*;
+        if matches!(self, Erfc | Lgamma | Digamma | BesselI0e | BesselI1e) {
+            return None;
+        }
         Some(crate::backend::DeviceOp::Elementwise(crate::backend::ElementwiseOp::Unary(*self)))
     }
 
@@ -283,10 +304,21 @@ fn derivative(op: UnaryOp, x: &Array, y: &Array, t: &Array) -> Tangent {
             let gauss = unary(Exp, &neg(&mul(x, x)));
             mul(t, &scale(&gauss, std::f64::consts::FRAC_2_SQRT_PI))
         }
+        Erfc => {
+            let gauss = unary(Exp, &neg(&mul(x, x)));
+            mul(t, &scale(&gauss, -std::f64::consts::FRAC_2_SQRT_PI))
+        }
         ErfInv => {
             let e = unary(Exp, &mul(y, y));
             mul(t, &scale(&e, std::f64::consts::PI.sqrt() / 2.0))
         }
+        Lgamma => mul(t, &unary(Digamma, x)),
+        Digamma => mul(t, &trigamma(x)),
+        BesselI0e => {
+            let sign_y = mul(&unary(Sign, x), y);
+            mul(t, &ops::sub(&unary(BesselI1e, x), &sign_y))
+        }
+        BesselI1e => mul(t, &bessel_i1e_slope(x, y)),
         IntegerPow(0) => return None,
         IntegerPow(1) => t.clone(),
         IntegerPow(n) => {
@@ -300,6 +332,63 @@ fn derivative(op: UnaryOp, x: &Array, y: &Array, t: &Array) -> Tangent {
         }
     };
     Some(d)
+}
+
+/// Below this, the recurrence `psi1(x) = psi1(x + 1) + 1/x^2` carries [`trigamma`]'s argument
+/// up to where its asymptotic series is accurate (first omitted term about `1e-13`).
+const TRIGAMMA_SHIFT: usize = 10;
+
+/// `B_2k` for k = 1..7: trigamma's asymptotic series is `1/x + 1/(2x^2) + sum B_2k / x^(2k+1)`.
+const TRIGAMMA_SERIES: [f64; 7] =
+    [1.0 / 6.0, -1.0 / 30.0, 1.0 / 42.0, -1.0 / 30.0, 5.0 / 66.0, -691.0 / 2730.0, 7.0 / 6.0];
+
+/// The trigamma function `psi'(x)`, digamma's derivative, composed of primitives (so that it is
+/// itself differentiable, as JAX's `polygamma(1, x)` is): reflection below 1/2
+/// (`psi1(1 - x) + psi1(x) = pi^2 / sin^2(pi x)`), a fixed number of recurrence steps, then
+/// the asymptotic series.
+fn trigamma(x: &Array) -> Array {
+    let c = |v: f64| scalar(x, v);
+    let reflect = ops::binary(super::BinaryOp::Lt, x, &c(0.5));
+    let z = select(&reflect, &ops::sub(&c(1.0), x), x);
+    let mut acc = c(0.0);
+    for k in 0..TRIGAMMA_SHIFT {
+        let r = div(&c(1.0), &add(&z, &c(k as f64)));
+        acc = add(&acc, &mul(&r, &r));
+    }
+    let w = add(&z, &c(TRIGAMMA_SHIFT as f64));
+    let inv = div(&c(1.0), &w);
+    let inv2 = mul(&inv, &inv);
+    let mut series = c(0.0);
+    for &b in TRIGAMMA_SERIES.iter().rev() {
+        series = add(&mul(&series, &inv2), &c(b));
+    }
+    let tail = add(&add(&inv, &scale(&inv2, 0.5)), &mul(&series, &mul(&inv2, &inv)));
+    let direct = add(&acc, &tail);
+    // sin^2 has period 1: reducing x to [-1/2, 1/2] first keeps pi * x's rounding error (and
+    // so the cancellation against the large recurrence terms) small.
+    // Elements that take the direct branch reflect 1/2 instead, so that the unused branch
+    // stays finite and its zero cotangent does not turn into NaN (0 * inf) under `grad`.
+    let reduced = select(&reflect, &ops::sub(x, &unary(UnaryOp::Round, x)), &c(0.5));
+    let s = unary(UnaryOp::Sin, &scale(&reduced, std::f64::consts::PI));
+    let reflected = ops::sub(&div(&c(std::f64::consts::PI.powi(2)), &mul(&s, &s)), &direct);
+    select(&reflect, &reflected, &direct)
+}
+
+/// `d i1e / dx = i0e(x) - i1e(x) (sign(x) + 1/x)`, with JAX's limit 1/2 where `|x|` is at most
+/// the dtype's epsilon (the formula is 0/0 at 0).
+fn bessel_i1e_slope(x: &Array, y: &Array) -> Array {
+    let eps = match x.dtype() {
+        DType::F64 => f64::EPSILON,
+        DType::F32 => f32::EPSILON as f64,
+        DType::F16 => f16::EPSILON.to_f64(),
+        _ => bf16::EPSILON.to_f64(),
+    };
+    let c = |v: f64| scalar(x, v);
+    let not_tiny = ops::binary(super::BinaryOp::Gt, &unary(UnaryOp::Abs, x), &c(eps));
+    let safe_x = select(&not_tiny, x, &c(eps));
+    let factor = add(&unary(UnaryOp::Sign, &safe_x), &unary(UnaryOp::Reciprocal, &safe_x));
+    let slope = ops::sub(&unary(UnaryOp::BesselI0e, &safe_x), &mul(y, &factor));
+    select(&not_tiny, &slope, &c(0.5))
 }
 
 /// Half-precision floats compute in f32 and round back, as XLA does on CPU.
@@ -354,7 +443,12 @@ fn float_op<T: Real>(op: UnaryOp, v: &[T]) -> Buffer {
         Atanh => f!(T::atanh),
         Logistic => f!(T::logistic),
         Erf => f!(T::erf),
+        Erfc => f!(T::erfc),
         ErfInv => f!(T::erf_inv),
+        Lgamma => f!(T::lgamma),
+        Digamma => f!(T::digamma),
+        BesselI0e => f!(T::bessel_i0e),
+        BesselI1e => f!(T::bessel_i1e),
         Floor => f!(T::floor),
         Ceil => f!(T::ceil),
         Round => f!(T::round_ties_even),
@@ -453,6 +547,11 @@ pub(crate) trait Real:
     fn logistic(self) -> Self;
     fn erf(self) -> Self;
     fn erf_inv(self) -> Self;
+    fn erfc(self) -> Self;
+    fn lgamma(self) -> Self;
+    fn digamma(self) -> Self;
+    fn bessel_i0e(self) -> Self;
+    fn bessel_i1e(self) -> Self;
     fn floor(self) -> Self;
     fn ceil(self) -> Self;
     fn round_ties_even(self) -> Self;
@@ -462,7 +561,10 @@ pub(crate) trait Real:
 }
 
 macro_rules! real {
-    ($t:ident, $exp:path, $ln:path, $ln_1p:path, $tanh:path, $erf:path, $erf_inv:path) => {
+    (
+        $t:ident, $exp:path, $ln:path, $ln_1p:path, $tanh:path, $erf:path, $erf_inv:path,
+        $erfc:path, $lgamma:path
+    ) => {
         impl Real for $t {
             #[inline(always)]
             fn one() -> Self {
@@ -580,6 +682,27 @@ macro_rules! real {
                 $erf_inv(self)
             }
             #[inline(always)]
+            fn erfc(self) -> Self {
+                $erfc(self)
+            }
+            #[inline(always)]
+            fn lgamma(self) -> Self {
+                $lgamma(self)
+            }
+            // The series functions run in f64 and round once (see `special_math`).
+            #[inline(always)]
+            fn digamma(self) -> Self {
+                special_math::digamma(self as f64) as $t
+            }
+            #[inline(always)]
+            fn bessel_i0e(self) -> Self {
+                special_math::bessel_i0e(self as f64) as $t
+            }
+            #[inline(always)]
+            fn bessel_i1e(self) -> Self {
+                special_math::bessel_i1e(self as f64) as $t
+            }
+            #[inline(always)]
             fn floor(self) -> Self {
                 $t::floor(self)
             }
@@ -607,8 +730,18 @@ macro_rules! real {
     };
 }
 
-real!(f32, exp_f32, log_f32, log1p_f32, tanh_f32, erf_f32, erf_inv_f32);
-real!(f64, f64::exp, f64::ln, log1p_f64, f64::tanh, libm::erf, erf_inv_f64);
+real!(f32, exp_f32, log_f32, log1p_f32, tanh_f32, erf_f32, erf_inv_f32, libm::erfcf, libm::lgammaf);
+real!(
+    f64,
+    f64::exp,
+    f64::ln,
+    log1p_f64,
+    f64::tanh,
+    libm::erf,
+    erf_inv_f64,
+    libm::erfc,
+    libm::lgamma
+);
 
 /// The integer operations unary primitives need.
 pub(crate) trait Int: Element {

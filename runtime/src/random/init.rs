@@ -1,7 +1,7 @@
 //! Weight initializers, as `jax.nn.initializers` defines them (same draws, same scaling, so
 //! the same numbers): [`glorot_uniform`], [`glorot_normal`], [`he_normal`], [`he_uniform`],
-//! [`lecun_normal`], [`lecun_uniform`], [`normal`], [`uniform`], [`truncated_normal`] and the
-//! general [`variance_scaling`].
+//! [`lecun_normal`], [`lecun_uniform`], [`normal`], [`uniform`], [`truncated_normal`], the
+//! general [`variance_scaling`], and the constant [`zeros`], [`ones`] and [`constant`].
 //!
 //! They live here, in `random::init`, because they are samplers with a scale; an `nn` module
 //! can re-export them as `nn::initializers`.
@@ -46,6 +46,7 @@ pub enum Distribution {
 /// What an [`Initializer`] draws.
 #[derive(Clone, Debug, PartialEq)]
 enum Rule {
+    Constant { value: f64 },
     Normal { stddev: f64 },
     Uniform { scale: f64 },
     TruncatedNormal { stddev: f64, lower: f64, upper: f64 },
@@ -105,10 +106,11 @@ impl Initializer {
     pub fn init(&self, key: &Key, shape: impl AsRef<[usize]>) -> Array {
         let (shape, dtype) = (shape.as_ref(), self.dtype);
         match &self.rule {
-            Rule::Normal { stddev } => normal_dtype(key, shape, dtype) * constant(*stddev, dtype),
-            Rule::Uniform { scale } => uniform_dtype(key, shape, dtype) * constant(*scale, dtype),
+            Rule::Constant { value } => crate::jnp::full_dtype(shape, *value, dtype),
+            Rule::Normal { stddev } => normal_dtype(key, shape, dtype) * scalar(*stddev, dtype),
+            Rule::Uniform { scale } => uniform_dtype(key, shape, dtype) * scalar(*scale, dtype),
             Rule::TruncatedNormal { stddev, lower, upper } => {
-                truncated_normal_dtype(key, *lower, *upper, shape, dtype) * constant(*stddev, dtype)
+                truncated_normal_dtype(key, *lower, *upper, shape, dtype) * scalar(*stddev, dtype)
             }
             Rule::VarianceScaling { scale, mode, distribution, axes } => {
                 let (fan_in, fan_out) = fans(shape, axes);
@@ -118,7 +120,7 @@ impl Initializer {
                     FanMode::FanAvg => (fan_in + fan_out) / 2.0,
                     FanMode::FanGeoAvg => (fan_in * fan_out).sqrt(),
                 };
-                let variance = constant(scale / denominator, dtype);
+                let variance = scalar(scale / denominator, dtype);
                 scaled_draw(key, shape, dtype, *distribution, &variance)
             }
         }
@@ -137,7 +139,7 @@ fn scaled_draw(
     match d {
         Distribution::TruncatedNormal => {
             // The standard deviation of a standard normal truncated to (-2, 2).
-            let stddev = variance.sqrt() / constant(0.8796256610342398, dtype);
+            let stddev = variance.sqrt() / scalar(0.8796256610342398, dtype);
             truncated_normal_dtype(key, -2.0, 2.0, shape, dtype) * stddev
         }
         Distribution::Normal => normal_dtype(key, shape, dtype) * variance.sqrt(),
@@ -148,7 +150,7 @@ fn scaled_draw(
 }
 
 /// A 0-d array of `dtype` holding `value` (`jnp.array(value, dtype)`).
-fn constant(value: f64, dtype: DType) -> Array {
+fn scalar(value: f64, dtype: DType) -> Array {
     Array::from(value).astype(dtype)
 }
 
@@ -211,6 +213,21 @@ pub fn he_uniform() -> Initializer {
 /// He (Kaiming) normal: variance `2 / fan_in`, truncated normal.
 pub fn he_normal() -> Initializer {
     variance_scaling(2.0, FanMode::FanIn, Distribution::TruncatedNormal)
+}
+
+/// Every element `value`, whatever the key (`jax.nn.initializers.constant`).
+pub fn constant(value: f64) -> Initializer {
+    Initializer { rule: Rule::Constant { value }, dtype: DType::F32 }
+}
+
+/// All zeros (`jax.nn.initializers.zeros`), for biases.
+pub fn zeros() -> Initializer {
+    constant(0.0)
+}
+
+/// All ones (`jax.nn.initializers.ones`), for scales.
+pub fn ones() -> Initializer {
+    constant(1.0)
 }
 
 /// Normal with mean 0 and standard deviation `stddev` (`jax.nn.initializers.normal`; JAX's

@@ -249,6 +249,9 @@ fn unary(op: UnaryOp, dtype: DType, call: &mut Call<'_>, private: &mut String) -
             Not | IntegerPow(_) => {
                 unreachable!("{} of float32 is refused by its shape rule", op.op_name())
             }
+            Erfc | Lgamma | Digamma | BesselI0e | BesselI1e => {
+                unreachable!("{} has no GPU kernel: its device_op says so", op.op_name())
+            }
         },
         DType::I32 => match op {
             Neg => "-x0".to_string(),

@@ -19,5 +19,6 @@ pub mod pool;
 pub mod reduce;
 pub mod samplers;
 mod small_matmul;
+pub(crate) mod special_math;
 pub mod threefry;
 pub mod xla_math;

@@ -376,3 +376,19 @@ fn fused_wgsl_snapshot() {
         "the generated shader changed; rerun with RJAX_UPDATE_SNAPSHOTS=1 to accept it"
     );
 }
+
+#[test]
+fn key_operations_run_on_a_gpu_key() {
+    use rjax::random;
+    let Some((gpu, _lock)) = gpu() else { return };
+    let data = random::key_data(&random::key(42));
+    assert_matches_cpu("key operations", gpu, &[data], 0.0, |a| {
+        let key = random::wrap_key_data(&a[0]);
+        let keys = random::split(&key, 3);
+        vec![
+            random::key_data(&keys),
+            random::key_data(&random::fold_in(&key, 7)),
+            random::bits(&keys.get(1), [4, 5]),
+        ]
+    });
+}

@@ -75,6 +75,12 @@ pub struct RandomBits {
 }
 
 impl Primitive for RandomBits {
+    /// 32-bit draws hash their counters on the device as `threefry2x32` (see
+    /// [`on_device`]); the other widths have no device kernels yet.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        (self.dtype == DType::U32).then_some(DeviceOp::Composite)
+    }
+
     /// The kernel takes one key: each example draws from its own.
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         per_lane(self, args, dims, axis)
@@ -98,6 +104,11 @@ impl Primitive for RandomBits {
     }
 
     fn eval(&self, inputs: &[&Array], _: &[Aval]) -> Vec<Array> {
+        if !inputs[0].device().is_host() {
+            let (y0, y1) = on_device::hash_counters(inputs[0], size(&self.shape));
+            let bits = super::bind1(&super::BinaryOp::Xor, &[&y0, &y1]);
+            return vec![on_device::reshape(&bits, &self.shape)];
+        }
         let key = key_words(inputs[0]);
         let n = size(&self.shape);
         let shape = &self.shape;
@@ -125,6 +136,12 @@ pub struct RandomSplit {
 }
 
 impl Primitive for RandomSplit {
+    /// On a device, the hash of its counters runs there as `threefry2x32` (see
+    /// [`on_device`]).
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        Some(DeviceOp::Composite)
+    }
+
     /// The kernel takes one key: each example draws from its own.
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         per_lane(self, args, dims, axis)
@@ -143,6 +160,10 @@ impl Primitive for RandomSplit {
     }
 
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        if !inputs[0].device().is_host() {
+            let (y0, y1) = on_device::hash_counters(inputs[0], size(&self.shape));
+            return vec![on_device::pairs(&y0, &y1, &outputs[0].shape)];
+        }
         let key = key_words(inputs[0]);
         let packed = map_counters(key, size(&self.shape), &Bits64);
         let data: Vec<u32> = packed.iter().flat_map(|&w| [(w >> 32) as u32, w as u32]).collect();
@@ -156,6 +177,12 @@ impl Primitive for RandomSplit {
 pub struct RandomFoldIn;
 
 impl Primitive for RandomFoldIn {
+    /// On a device, the hash of its counters runs there as `threefry2x32` (see
+    /// [`on_device`]).
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        Some(DeviceOp::Composite)
+    }
+
     /// The kernel takes one key: each example draws from its own.
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         per_lane(self, args, dims, axis)
@@ -175,7 +202,11 @@ impl Primitive for RandomFoldIn {
         Ok(vec![Aval { shape: vec![2], dtype: DType::U32, weak: false }])
     }
 
-    fn eval(&self, inputs: &[&Array], _: &[Aval]) -> Vec<Array> {
+    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
+        if !inputs[0].device().is_host() || !inputs[1].device().is_host() {
+            let (y0, y1) = on_device::hash(inputs[0], &Array::from(0u32), inputs[1]);
+            return vec![on_device::pairs(&y0, &y1, &outputs[0].shape)];
+        }
         let key = key_words(inputs[0]);
         let data = inputs[1].as_slice::<u32>().expect("checked by the shape rule")[0];
         vec![Array::from_shape_vec([2], threefry2x32(key, [0, data]).to_vec())]
@@ -351,4 +382,50 @@ fn scalar<T: Element>(x: &Array) -> T {
 pub(crate) fn broadcast_to<T: Element>(x: &Array, shape: &[usize]) -> Vec<T> {
     let v = x.as_slice::<T>().expect("the caller checked the dtype");
     zip((v, x.shape()), (&[()][..], &[][..]), shape, |a, _| a)
+}
+
+/// The key operations on a device: the same hashes as the host kernels, bound as primitives
+/// (`threefry2x32` over the counters, then `xor` or an interleaving) so they run where the
+/// key is, bit for bit as on the host.
+mod on_device {
+    use super::super::{bind, bind1, Concatenate, Iota, Reshape, Slice};
+    use super::Threefry2x32;
+    use crate::array::Array;
+    use crate::dtype::DType;
+
+    /// `x` under `shape`.
+    pub(super) fn reshape(x: &Array, shape: &[usize]) -> Array {
+        bind1(&Reshape { new_sizes: shape.to_vec() }, &[x])
+    }
+
+    /// `(y0, y1)`: the hash of `(x0, x1)` under `key`'s two words.
+    pub(super) fn hash(key: &Array, x0: &Array, x1: &Array) -> (Array, Array) {
+        let word = |i: usize| {
+            let s = Slice { start_indices: vec![i], limit_indices: vec![i + 1], strides: vec![1] };
+            reshape(&bind1(&s, &[key]), &[])
+        };
+        let mut out = bind(&Threefry2x32, &[&word(0), &word(1), x0, x1]);
+        let y1 = out.pop().expect("threefry2x32 has two outputs");
+        (out.pop().expect("threefry2x32 has two outputs"), y1)
+    }
+
+    /// The hashes of the counters `(hi32(i), lo32(i))` for `i` in `0..n`.
+    ///
+    /// # Panics
+    /// When `n` passes `u32::MAX`, which no device binding holds.
+    pub(super) fn hash_counters(key: &Array, n: usize) -> (Array, Array) {
+        assert!(
+            u32::try_from(n).is_ok(),
+            "random draws of {n} elements on a device: at most 2^32 - 1 per draw"
+        );
+        let low = bind1(&Iota { dtype: DType::U32, shape: vec![n], dimension: 0 }, &[]);
+        hash(key, &Array::from(0u32), &low)
+    }
+
+    /// Keys from hashes: `[y0[i], y1[i]]` for each `i`, under `shape` (whose last axis is 2).
+    pub(super) fn pairs(y0: &Array, y1: &Array, shape: &[usize]) -> Array {
+        let n = y0.size();
+        let (a, b) = (reshape(y0, &[n, 1]), reshape(y1, &[n, 1]));
+        reshape(&bind1(&Concatenate { dimension: 1 }, &[&a, &b]), shape)
+    }
 }

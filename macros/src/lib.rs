@@ -1,8 +1,8 @@
 //! The rjax attribute macros.
 //!
-//! Each entry point is thin: [`parse`] reads the item into a model (the signature's traced and
-//! static parameters) and analyses the body (which locals are traced), [`check`] holds the
-//! rules that refuse untraceable constructs with spanned errors, and [`expand`] writes the
+//! Each entry point is thin: `parse` reads the item into a model (the signature's traced and
+//! static parameters) and analyses the body (which locals are traced), `check` holds the
+//! rules that refuse untraceable constructs with spanned errors, and `expand` writes the
 //! Rust that traces, caches and runs the function through `rjax`'s runtime.
 //!
 //! On an error the user's function is emitted beside the `compile_error!`s with its signature

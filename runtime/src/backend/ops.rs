@@ -3,7 +3,7 @@
 //! Each primitive that can run on a device says which of these it is in its own file
 //! (`Primitive::device_op`), computing the parameters from its own (the strides of a
 //! transpose, the regions of a pad); the backends implement the vocabulary once, and
-//! `dispatch` connects the two. A new backend implements [`super::Backend`] and touches no
+//! `dispatch` connects the two. A new backend implements `super::Backend` and touches no
 //! primitive; a new primitive picks an operation here and touches no backend.
 
 use super::ElementwiseOp;

@@ -1,9 +1,9 @@
 //! SPMD execution on virtual CPU devices: one thread per shard, and the rendezvous that
 //! collectives meet at.
 //!
-//! [`run_shards`] runs a shard function once per member of a named axis, each on its own
-//! thread, which carries the axis (its name, its position, a shared [`Comm`]) in a
-//! per-thread context. A collective evaluated on a shard thread ([`exchange`]) hands its
+//! `run_shards` runs a shard function once per member of a named axis, each on its own
+//! thread, which carries the axis (its name, its position, a shared `Comm`) in a
+//! per-thread context. A collective evaluated on a shard thread (`exchange`) hands its
 //! value to the `Comm` and waits for the other members' values. Nested launches (a `pmap`
 //! inside a `pmap`) stack their axes: a thread of the inner launch can meet the threads of
 //! other outer shards over the outer axis, grouped by its position on the inner one.

@@ -76,7 +76,7 @@ pub struct RandomBits {
 
 impl Primitive for RandomBits {
     /// 32-bit draws hash their counters on the device as `threefry2x32` (see
-    /// [`on_device`]); the other widths have no device kernels yet.
+    /// `on_device`); the other widths have no device kernels yet.
     fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
         (self.dtype == DType::U32).then_some(DeviceOp::Composite)
     }
@@ -137,7 +137,7 @@ pub struct RandomSplit {
 
 impl Primitive for RandomSplit {
     /// On a device, the hash of its counters runs there as `threefry2x32` (see
-    /// [`on_device`]).
+    /// `on_device`).
     fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
         Some(DeviceOp::Composite)
     }
@@ -178,7 +178,7 @@ pub struct RandomFoldIn;
 
 impl Primitive for RandomFoldIn {
     /// On a device, the hash of its counters runs there as `threefry2x32` (see
-    /// [`on_device`]).
+    /// `on_device`).
     fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
         Some(DeviceOp::Composite)
     }

@@ -4,9 +4,9 @@
 //! straight into its destination (a tile buffer, or its place in an output), so a tile's data
 //! crosses memory once on the way in and once on the way out. Groups too large for the
 //! caches whose inputs are all read in place run in short chunks instead of tiles and
-//! sub-tiles ([`Chunks`]), and groups of a few elements run on the stack ([`run_small`]).
+//! sub-tiles (`Chunks`), and groups of a few elements run on the stack (`run_small`).
 //! A group that ends in a reduction folds each sub-tile of the reduced value as it is
-//! computed ([`TileFold`]).
+//! computed (`TileFold`).
 
 use std::mem::MaybeUninit;
 use std::ops::Range;

@@ -152,7 +152,7 @@ where
     }
 
     /// Pairwise fold of a contiguous row: halves are folded separately (in parallel when large)
-    /// down to leaves of [`LEAF`] elements.
+    /// down to leaves of `LEAF` elements.
     pub fn row<S: Copy + Sync>(&self, x: &[S]) -> A
     where
         L: Fn(S) -> A + Sync,

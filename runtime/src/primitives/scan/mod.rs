@@ -36,7 +36,7 @@ pub struct Scan {
 }
 
 impl Primitive for Scan {
-    /// On a device each step's primitives run there (see [`Scan::eval_on_device`]).
+    /// On a device each step's primitives run there (see `Scan::eval_on_device`).
     fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
         Some(crate::backend::DeviceOp::Composite)
     }

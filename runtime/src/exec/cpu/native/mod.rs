@@ -10,24 +10,24 @@
 //! a page of executable memory.
 //!
 //! A group that ends in a reduction of all its elements (a loss such as `sum((p - t)**2)`)
-//! folds the reduced value into registers as it goes: [`NativeLoop::run`] leaves one partial
+//! folds the reduced value into registers as it goes: `NativeLoop::run` leaves one partial
 //! result per lane of each unrolled vector, which the caller folds like a row of the
-//! reduction. A reduction over trailing axes whose rows hold at least [`MIN_ROW_LEN`] elements
+//! reduction. A reduction over trailing axes whose rows hold at least `MIN_ROW_LEN` elements
 //! (`sum(x*x, axis=1)`) runs the loop once per row. (Their bits differ from the slice path's
 //! pairwise fold; they are the same on every run and thread count.) The elements after the
 //! last whole trip run in one more trip whose loads, stores and folds are masked to them.
 //!
-//! Broadcast inputs that repeat every row of at least [`MIN_ROW_LEN`] elements (a bias added
+//! Broadcast inputs that repeat every row of at least `MIN_ROW_LEN` elements (a bias added
 //! to every row of `x @ w`) are read in place too: the loop runs once per row, and each such
 //! input's pointer starts at its first element for every row; inputs that hold one value per
-//! row (a row's mean in a layer norm) are scalars set for each row (see [`NativeLoop::row`]). On
+//! row (a row's mean in a layer norm) are scalars set for each row (see `NativeLoop::row`). On
 //! `max(x + b, 0)` over 5000 x 5000 f32 this takes 4.7-5.1 ms against 8.3-8.6 ms on the slice
 //! path, which gathers the bias into every tile.
 //!
 //! Each op maps to the instruction that computes the same IEEE operation as its scalar
 //! function (`vaddps` for `+`, `vsqrtps` for `sqrt`, `max`/`min` with the scalar functions'
 //! NaN rule), or, for the f32 `exp`, `log`, `tanh` and `logistic`, to the scalar function's
-//! operations one by one ([`math`]), so a compiled loop's outputs have the slice path's bits.
+//! operations one by one (`math`), so a compiled loop's outputs have the slice path's bits.
 //! Groups with other ops, other broadcasts (along rows, or repeating more often), transposed
 //! outputs, reductions over leading axes or short rows (or of all elements, with broadcast
 //! inputs), or more live values than registers are not compiled and run as before.
@@ -48,7 +48,7 @@ use crate::primitives::{ReduceOp, SliceOp};
 
 mod math;
 
-/// A group's compiled loop, made on first use (see [`NativeCache::get`]).
+/// A group's compiled loop, made on first use (see `NativeCache::get`).
 #[derive(Default)]
 pub struct NativeCache(OnceLock<Option<NativeLoop>>);
 

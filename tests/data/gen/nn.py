@@ -1,6 +1,6 @@
 """Computes tests/data/nn.json with JAX (run once; the tests read the JSON).
 
-    /tmp/jaxenv/bin/python tests/data/gen/nn.py > tests/data/nn.json
+    python tests/data/gen/nn.py > tests/data/nn.json  # in a virtualenv with jax[cpu]
 
 For every `jax.nn` function: its value on fixed inputs (kinks and large magnitudes among them),
 the gradient of a weighted sum, the second derivative where it is defined, and `vmap` over

@@ -1,6 +1,6 @@
 """Computes tests/data/scipy_special.json with JAX (run once; the tests read the JSON).
 
-    /tmp/jaxenv/bin/python -P tests/data/gen/scipy_special.py > tests/data/scipy_special.json
+    python -P tests/data/gen/scipy_special.py > tests/data/scipy_special.json  # with jax[cpu]
 
 For each `jax.scipy.special` function and `jax.scipy.stats.norm`: values on fixed inputs (poles,
 tails and zeros among them), first and second derivatives and `vmap`, in float32 and float64.

@@ -117,23 +117,29 @@ pub(super) fn elementwise(kernel: &Kernel<'_>) -> String {
         s.push_str(&math::source(name));
     }
     s.push_str(&private);
-    let _ = write!(
-        s,
-        "
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
-        @builtin(local_invocation_index) lane: u32) {{
-    let i = (wg.y * groups.x + wg.x) * {WORKGROUP}u + lane;
-    if (i >= params[0]) {{
-        return;
-    }}
-"
-    );
+    s.push_str(&entry_point("i"));
     s.push_str(&load_operands(&kernel.inputs, rank, 1));
     let base = |k: usize| 1 + rank + k;
     let store = if kernel.out == DType::Bool { format!("select(0u, 1u, {value})") } else { value };
     let _ = writeln!(s, "    out[params[{}] + i] = {store};\n}}", base(nin));
     s
+}
+
+/// The opening of a kernel's `main` over one invocation per element: its element number
+/// `index` (workgroups of [`WORKGROUP`] laid out over x and y, as `launch` dispatches them),
+/// and the return of invocations past the `params[0]` elements.
+pub(super) fn entry_point(index: &str) -> String {
+    format!(
+        "
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {{
+    let {index} = (wg.y * groups.x + wg.x) * {WORKGROUP}u + lane;
+    if ({index} >= params[0]) {{
+        return;
+    }}
+"
+    )
 }
 
 /// The statements that load each operand's element for output element `i` as `x0`, `x1`, ...
@@ -502,18 +508,7 @@ pub(super) fn fused(group: &ElementwiseGroup, inputs: &[(DType, &Access)], rank:
         s.push_str(&math::source(name));
     }
     s.push_str(&functions);
-    let _ = write!(
-        s,
-        "
-@compute @workgroup_size({WORKGROUP})
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
-        @builtin(local_invocation_index) lane: u32) {{
-    let i = (wg.y * groups.x + wg.x) * {WORKGROUP}u + lane;
-    if (i >= params[0]) {{
-        return;
-    }}
-"
-    );
+    s.push_str(&entry_point("i"));
     s.push_str(&load_operands(inputs, rank, group.outputs.len()));
     let name = |v: GroupValue| match v {
         GroupValue::Operand(i) => format!("x{i}"),

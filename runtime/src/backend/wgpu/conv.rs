@@ -85,17 +85,10 @@ fn field(d: u32, f: u32) -> u32 {{
 }}
 "
     );
+    s.push_str(&codegen::entry_point("e"));
     let _ = write!(
         s,
-        "
-@compute @workgroup_size({wg})
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
-        @builtin(local_invocation_index) lane: u32) {{
-    let e = (wg.y * groups.x + wg.x) * {wg}u + lane;
-    if (e >= params[0]) {{
-        return;
-    }}
-    let rank = params[1];
+        "    let rank = params[1];
     var pos: array<u32, {MAX_SPATIAL}>;
     var rest = e;
     var out_at = 0u;
@@ -146,8 +139,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
     }}
     out[out_at] = acc;
 }}
-",
-        wg = codegen::WORKGROUP
+"
     );
     s
 }

@@ -392,3 +392,47 @@ fn key_operations_run_on_a_gpu_key() {
         ]
     });
 }
+
+/// The float samplers on a key placed on a GPU, against the host's draws: the standard
+/// samplers within a few ulps (the GPU's `erf_inv`, `log` and `log1p` are XLA's polynomials,
+/// as the host's, but lavapipe does not fuse their multiply-adds), `uniform` exactly, and the
+/// samples stay on the GPU.
+#[test]
+fn float_samplers_run_on_a_gpu_key() {
+    use rjax::random;
+    let Some((gpu, _lock)) = gpu() else { return };
+    let data = random::key_data(&random::key(7));
+    let draws = |a: &[Array]| {
+        let key = random::wrap_key_data(&a[0]);
+        let keys = random::split(&key, 6);
+        vec![
+            random::uniform(&keys.get(0), [3, 1000]),
+            random::normal(&keys.get(1), [4099]),
+            random::exponential(&keys.get(2), [4099]),
+            random::gumbel(&keys.get(3), [4099]),
+            random::truncated_normal(&keys.get(4), -1.5, 2.0, [4099]),
+            random::bernoulli(&keys.get(5), 0.3, [257]),
+        ]
+    };
+    assert_matches_cpu("float samplers", gpu, &[data.clone()], 4e-7, draws);
+    let key_on_gpu = random::wrap_key_data(&device_put(&data, gpu));
+    let exact = random::uniform(&key_on_gpu, [3, 1000]).to_vec::<f32>().unwrap();
+    let host = random::uniform(&random::wrap_key_data(&data), [3, 1000]);
+    assert_eq!(exact, host.to_vec::<f32>().unwrap(), "uniform is exact on a GPU");
+}
+
+/// Bounds placed on the GPU with a key on the host: the draw meets them there.
+#[test]
+fn uniform_bounds_on_a_gpu_draw_there() {
+    use rjax::random;
+    let Some((gpu, _lock)) = gpu() else { return };
+    let key = random::key(3);
+    let lo = Array::from_shape_vec([4], vec![-2f32, 0.0, 1.0, 5.0]);
+    let hi = Array::from_shape_vec([4], vec![-1f32, 0.5, 4.0, 9.0]);
+    let want = random::uniform_range(&key, [2, 4], &lo, &hi).to_vec::<f32>().unwrap();
+    let got = random::uniform_range(&key, [2, 4], &device_put(&lo, gpu), &device_put(&hi, gpu));
+    assert_eq!(got.device(), gpu);
+    for (w, g) in want.iter().zip(got.to_vec::<f32>().unwrap()) {
+        assert!((w - g).abs() <= 1e-6 * w.abs().max(1.0), "cpu {w}, gpu {g}");
+    }
+}

@@ -263,6 +263,12 @@ pub struct RandomSample {
 }
 
 impl Primitive for RandomSample {
+    /// On a device, float32 samples are the host's arithmetic bound op by op where the
+    /// operands are (see `on_device::sample`); float64 has no device kernels.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<DeviceOp> {
+        (self.dtype == DType::F32).then_some(DeviceOp::Composite)
+    }
+
     /// The kernel takes one key: each example draws from its own.
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         per_lane(self, args, dims, axis)
@@ -303,6 +309,10 @@ impl Primitive for RandomSample {
     }
 
     fn eval(&self, inputs: &[&Array], _: &[Aval]) -> Vec<Array> {
+        if inputs.iter().any(|x| !x.device().is_host()) {
+            let (key, bounds) = (inputs[0], &inputs[1..]);
+            return vec![on_device::sample(self.sampler, key, bounds, &self.shape)];
+        }
         let key = key_words(inputs[0]);
         let out = match self.dtype {
             DType::F32 => Array::from_shape_vec(&self.shape, self.sample::<f32>(key, &inputs[1..])),
@@ -388,10 +398,73 @@ pub(crate) fn broadcast_to<T: Element>(x: &Array, shape: &[usize]) -> Vec<T> {
 /// (`threefry2x32` over the counters, then `xor` or an interleaving) so they run where the
 /// key is, bit for bit as on the host.
 mod on_device {
-    use super::super::{bind, bind1, Concatenate, Iota, Reshape, Slice};
-    use super::Threefry2x32;
+    use super::super::{bind, bind1, BinaryOp, Concatenate, Convert, Iota, Reshape, Slice, UnaryOp};
+    use super::{Sampler, Threefry2x32};
     use crate::array::Array;
     use crate::dtype::DType;
+    use crate::exec::cpu::samplers::SampleFloat;
+    use crate::shape::size;
+
+    /// A float32 draw of `shape` under `key`, by the host kernel's arithmetic (see
+    /// `exec/cpu/samplers.rs`) bound op by op. Every step rounds as the host's does except
+    /// the multiply-add of the affine map, which the host fuses and this does not: the
+    /// standard samplers' maps are exact either way (their `hi - lo` is 1 or 2), so only
+    /// `uniform` and `truncated_normal` with other bounds can differ, by an ulp.
+    pub(super) fn sample(sampler: Sampler, key: &Array, bounds: &[&Array], shape: &[usize]) -> Array {
+        let unit = reshape(&unit_f32(key, size(shape)), shape);
+        let c = |x: f32| Array::from_shape_vec([], vec![x]);
+        let sqrt2 = c(f32::SQRT2);
+        match sampler {
+            Sampler::Uniform => affine(&unit, bounds[0], bounds[1]),
+            Sampler::Normal => {
+                let u = affine(&unit, &c(f32::NEG_ONE_UP), &c(1.0));
+                binary(BinaryOp::Mul, &sqrt2, &unary(UnaryOp::ErfInv, &u))
+            }
+            Sampler::Exponential => {
+                let u = affine(&unit, &c(0.0), &c(1.0));
+                unary(UnaryOp::Neg, &unary(UnaryOp::Log1p, &unary(UnaryOp::Neg, &u)))
+            }
+            Sampler::Gumbel => {
+                let u = affine(&unit, &c(f32::TINY), &c(1.0));
+                let inner = unary(UnaryOp::Neg, &unary(UnaryOp::Log, &u));
+                unary(UnaryOp::Neg, &unary(UnaryOp::Log, &inner))
+            }
+            Sampler::TruncatedNormal => {
+                // `truncated_normal_range`, elementwise: the erf bounds and the open interval.
+                let erf_of = |x: &Array| unary(UnaryOp::Erf, &binary(BinaryOp::Div, x, &sqrt2));
+                let next = |x: &Array, to: f32| binary(BinaryOp::NextAfter, x, &c(to));
+                let (a, b) = (erf_of(bounds[0]), erf_of(bounds[1]));
+                let (lo, hi) = (next(bounds[0], f32::INFINITY), next(bounds[1], f32::NEG_INFINITY));
+                let u = affine(&unit, &a, &b);
+                let normal = binary(BinaryOp::Mul, &sqrt2, &unary(UnaryOp::ErfInv, &u));
+                binary(BinaryOp::Min, &hi, &binary(BinaryOp::Max, &lo, &normal))
+            }
+        }
+    }
+
+    /// `[0, 1)` from 32 random bits, as `f32::unit`: the top 23 bits over 2^23. (The host
+    /// sets them as the mantissa of `[1, 2)` and subtracts 1; both are exact, so they agree.)
+    fn unit_f32(key: &Array, n: usize) -> Array {
+        let (y0, y1) = hash_counters(key, n);
+        let bits = binary(BinaryOp::Xor, &y0, &y1);
+        let mantissa = binary(BinaryOp::Div, &bits, &Array::from_shape_vec([], vec![512u32]));
+        let float = bind1(&Convert { dtype: DType::F32, weak: false }, &[&mantissa]);
+        binary(BinaryOp::Mul, &float, &Array::from_shape_vec([], vec![2f32.powi(-23)]))
+    }
+
+    /// JAX's `_uniform` map: `max(lo, u * (hi - lo) + lo)`.
+    fn affine(u: &Array, lo: &Array, hi: &Array) -> Array {
+        let scaled = binary(BinaryOp::Mul, u, &binary(BinaryOp::Sub, hi, lo));
+        binary(BinaryOp::Max, lo, &binary(BinaryOp::Add, &scaled, lo))
+    }
+
+    fn unary(op: UnaryOp, x: &Array) -> Array {
+        bind1(&op, &[x])
+    }
+
+    fn binary(op: BinaryOp, x: &Array, y: &Array) -> Array {
+        bind1(&op, &[x, y])
+    }
 
     /// `x` under `shape`.
     pub(super) fn reshape(x: &Array, shape: &[usize]) -> Array {

@@ -3,19 +3,11 @@
 
 mod common;
 
-use common::{input, output};
+use common::{assert_close, input, output};
 use rjax::prelude::*;
 
 fn close(got: &Array, want: &Array) {
-    assert_eq!(got.shape(), want.shape(), "shape");
-    assert_eq!(got.dtype(), want.dtype(), "dtype");
-    let (g, w) = (
-        got.astype(DType::F64).to_vec::<f64>().unwrap(),
-        want.astype(DType::F64).to_vec::<f64>().unwrap(),
-    );
-    for (a, b) in g.iter().zip(&w) {
-        assert!((a - b).abs() <= 1e-6 + 1e-5 * b.abs(), "got {got}, want {want}");
-    }
+    assert_close(got, want, 1e-5, 1e-6);
 }
 
 fn cond_branches(x: &Array) -> Array {

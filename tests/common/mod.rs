@@ -10,6 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use rjax::prelude::*;
+use rjax::Device;
 use serde_json::Value;
 
 /// The golden cases (`tests/data/golden.json`), computed once with JAX 0.10.2 on CPU.
@@ -36,9 +37,40 @@ pub fn output(name: &str, i: usize) -> Array {
     leaf_to_array(&case(name)["outputs"][i])
 }
 
-/// A named input of a golden case as an array.
+/// A named input of a golden case as an array: on the host, or on `gpu:0` when the golden
+/// cases are run there (see [`golden_device`]).
 pub fn input(name: &str, var: &str) -> Array {
-    leaf_to_array(&case(name)["inputs"][var])
+    let x = leaf_to_array(&case(name)["inputs"][var]);
+    match golden_device() {
+        Some(gpu) if gpu_dtype(x.dtype()) => rjax::device::device_put(&x, gpu),
+        _ => x,
+    }
+}
+
+/// Where the golden cases' inputs go: `gpu:0` with `RJAX_GOLDEN_DEVICE=gpu` (and the `gpu`
+/// feature), so that the same tests check the GPU backend against JAX's values; otherwise
+/// the host. Inputs of dtypes without GPU kernels stay on the host.
+pub fn golden_device() -> Option<Device> {
+    if std::env::var("RJAX_GOLDEN_DEVICE").as_deref() != Ok("gpu") {
+        return None;
+    }
+    #[cfg(feature = "gpu")]
+    {
+        let gpus = rjax::device::gpu_devices().expect("RJAX_GOLDEN_DEVICE=gpu needs a GPU");
+        Some(gpus[0])
+    }
+    #[cfg(not(feature = "gpu"))]
+    panic!("RJAX_GOLDEN_DEVICE=gpu needs the tests built with --features gpu")
+}
+
+/// `x` on the host (a copy when it is on a device).
+pub fn to_host(x: &Array) -> Array {
+    rjax::device::device_put(x, Device::Cpu(0))
+}
+
+/// The dtypes the GPU backend computes in.
+fn gpu_dtype(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
 }
 
 fn float_of(v: &Value) -> f64 {
@@ -86,6 +118,8 @@ pub fn leaf_to_array(leaf: &Value) -> Array {
 /// (`|got - want| <= atol + rtol * |want|`; exact for integers and bools; NaNs must match).
 #[track_caller]
 pub fn assert_close(got: &Array, want: &Array, rtol: f64, atol: f64) {
+    // Results computed on a GPU (see `golden_device`) are compared on the host.
+    let (got, want) = (&to_host(got), &to_host(want));
     assert_eq!(got.shape(), want.shape(), "shape: got {got:?}, want {want:?}");
     assert_eq!(got.dtype(), want.dtype(), "dtype: got {got:?}, want {want:?}");
     let g = got.astype(DType::F64).to_vec::<f64>().unwrap();

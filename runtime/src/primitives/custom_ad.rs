@@ -362,6 +362,11 @@ const NO_FORWARD: &str = "a custom_vjp function cannot be differentiated in forw
     a custom_jvp rule instead";
 
 impl Primitive for CustomVjpLinear {
+    /// Evaluating it anywhere is forward-mode differentiation, refused by `eval` alike.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
         let (residual_dims, rest) = dims.split_at(self.num_residuals);
         let (capture_dims, tangent_dims) = rest.split_at(self.num_captures);

@@ -68,7 +68,12 @@ impl Shards {
     fn gathered_shared(&self) -> &Arc<Buffer> {
         self.gathered.get_or_init(|| {
             use crate::transform::batch::ops::{move_axis, stack};
-            let stacked = move_axis(&stack(&self.parts), 0, self.axis);
+            // Pieces on GPUs are read back: a pmap output as a whole lives on the host.
+            let on_host = |p: &Array| {
+                p.to_host().unwrap_or_else(|e| panic!("reading the pieces of a pmap output: {e}"))
+            };
+            let parts: Vec<Array> = self.parts.iter().map(on_host).collect();
+            let stacked = move_axis(&stack(&parts), 0, self.axis);
             match &stacked.data {
                 Data::Concrete(b) => b.clone(),
                 _ => unreachable!("stacking concrete shards gives values"),

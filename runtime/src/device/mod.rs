@@ -7,7 +7,9 @@
 //! function per device, each on its own thread (see [`spmd`]).
 //!
 //! With the `gpu` feature, every adapter wgpu finds (Vulkan, Metal or DX12; Mesa's lavapipe
-//! counts, so a machine without a GPU still has one) is a device `gpu:i` ([`gpu_devices`]).
+//! counts, so a machine without a GPU still has one) is a device `gpu:i` ([`gpu_devices`]);
+//! `RJAX_GPU_DEVICES=n` presents each adapter as `n` devices, each opened as its own logical
+//! device with its own memory, for `pmap` over several GPUs on one.
 //! Arrays are made on `cpu:0`; [`device_put`] moves them, and an operation runs where its
 //! operands live: operands committed to different devices are an error naming both, never an
 //! implicit copy. Reading values (`to_vec`, `item`, printing) copies to the host.

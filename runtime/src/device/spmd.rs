@@ -1,5 +1,5 @@
-//! SPMD execution on virtual CPU devices: one thread per shard, and the rendezvous that
-//! collectives meet at.
+//! SPMD execution on a platform's devices (the host's virtual CPUs, or the GPUs): one thread
+//! per shard, and the rendezvous that collectives meet at.
 //!
 //! `run_shards` runs a shard function once per member of a named axis, each on its own
 //! thread, which carries the axis (its name, its position, a shared `Comm`) in a
@@ -7,6 +7,11 @@
 //! value to the `Comm` and waits for the other members' values. Nested launches (a `pmap`
 //! inside a `pmap`) stack their axes: a thread of the inner launch can meet the threads of
 //! other outer shards over the outer axis, grouped by its position on the inner one.
+//!
+//! A launch runs on the devices of one platform ([`Platform`]): a top-level `pmap` on the
+//! GPUs when one of its operands is on a GPU, otherwise on the virtual CPUs; nested launches
+//! take their share of the enclosing launch's devices. Values exchanged by a collective
+//! arrive on the receiving shard's device (copied there between GPUs).
 //!
 //! A panic on one shard marks every `Comm` its thread belongs to as failed, which wakes the
 //! members waiting there; the launch then panics on the caller's thread with the first
@@ -17,7 +22,60 @@ use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex};
 
+use super::Device;
 use crate::array::Array;
+
+/// The devices a launch runs on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Platform {
+    /// The host's virtual CPU devices (`RJAX_CPU_DEVICES`).
+    #[default]
+    Cpu,
+    /// The GPUs (`RJAX_GPU_DEVICES` virtual devices per adapter).
+    Gpu,
+}
+
+impl Platform {
+    /// Where a top-level launch over `operands` runs: on the GPUs when one of them is on a
+    /// GPU (a `pmap` output counts by its pieces), otherwise on the CPUs.
+    pub(crate) fn of(operands: &[&Array]) -> Platform {
+        let on_gpu = |x: &&Array| x.devices().iter().any(|d| !d.is_host());
+        if operands.iter().any(on_gpu) {
+            Platform::Gpu
+        } else {
+            Platform::Cpu
+        }
+    }
+
+    /// Device `id` of the platform.
+    fn device(self, id: usize) -> Device {
+        match self {
+            Platform::Cpu => Device::Cpu(id),
+            Platform::Gpu => Device::Gpu(id),
+        }
+    }
+
+    /// How many devices the platform has.
+    fn device_count(self) -> usize {
+        match self {
+            Platform::Cpu => super::device_count(),
+            Platform::Gpu => crate::backend::gpu_count().unwrap_or(0),
+        }
+    }
+
+    /// How to get more devices, for the message of a launch that is too large.
+    fn more_devices_hint(self, size: usize) -> String {
+        match self {
+            Platform::Cpu => format!(
+                "set RJAX_CPU_DEVICES={size} (or call rjax::device::set_cpu_device_count({size}) \
+                 before using devices) for more virtual CPU devices"
+            ),
+            Platform::Gpu => "set RJAX_GPU_DEVICES=n to present each GPU as n devices (each \
+                              with its own memory), or map fewer shards"
+                .to_string(),
+        }
+    }
+}
 
 /// What a collective's members agree on to meet: their positions on the other axes, the
 /// launches below the collective's axis that they belong to, and how many collectives over
@@ -111,6 +169,8 @@ struct Context {
     /// Devices left for launches from this thread (`None`: all of them), from this one on.
     devices: Option<usize>,
     first_device: usize,
+    /// The platform of the launch this thread belongs to.
+    platform: Platform,
 }
 
 thread_local! {
@@ -118,7 +178,8 @@ thread_local! {
 }
 
 /// Runs `shard(i)` for `i in 0..size` in parallel, each on its own thread bound to member
-/// `i` of axis `name`, and returns the results in order.
+/// `i` of axis `name` and to a device of `platform` (a nested launch keeps its enclosing
+/// launch's platform), and returns the results in order.
 ///
 /// # Panics
 /// When `size` exceeds the devices available here (all of them at the top level, an outer
@@ -126,6 +187,7 @@ thread_local! {
 pub(crate) fn run_shards<R: Send>(
     name: &str,
     size: usize,
+    platform: Platform,
     shard: impl Fn(usize) -> R + Sync,
 ) -> Vec<R> {
     let parent = CONTEXT.with(|c| {
@@ -133,7 +195,8 @@ pub(crate) fn run_shards<R: Send>(
         c.launches += 1;
         c.clone()
     });
-    let available = available_devices();
+    let platform = if parent.frames.is_empty() { platform } else { parent.platform };
+    let available = available_devices(platform);
     if size > available {
         let share = if parent.frames.is_empty() {
             String::new()
@@ -144,8 +207,8 @@ pub(crate) fn run_shards<R: Send>(
         };
         panic!(
             "pmap: the mapped axis `{name}` has size {size}, but there are only {available} \
-             devices{share}; set RJAX_CPU_DEVICES (or call rjax::device::set_cpu_device_count \
-             first) for more virtual CPU devices"
+             devices{share}; {}",
+            platform.more_devices_hint(size)
         );
     }
     let comm = Arc::new(Comm::new(size));
@@ -165,6 +228,7 @@ pub(crate) fn run_shards<R: Send>(
                 let share = available / size.max(1);
                 context.devices = Some(share);
                 context.first_device = parent.first_device + index * share;
+                context.platform = platform;
                 let shard = &shard;
                 scope.spawn(move || run_one(context, || shard(index)))
             })
@@ -211,10 +275,19 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".to_string())
 }
 
-/// How many devices a launch from this thread may use: all of them at the top level, an
-/// enclosing launch's share on its shard threads.
-pub(crate) fn available_devices() -> usize {
-    CONTEXT.with(|c| c.borrow().devices).unwrap_or_else(super::device_count)
+/// How many devices a launch from this thread may use: all of `platform`'s at the top
+/// level, an enclosing launch's share on its shard threads.
+pub(crate) fn available_devices(platform: Platform) -> usize {
+    CONTEXT.with(|c| c.borrow().devices).unwrap_or_else(|| platform.device_count())
+}
+
+/// The message for a launch of `size` shards over more devices than `platform` offers here.
+pub(crate) fn too_few_devices(platform: Platform, size: usize, available: usize) -> String {
+    format!(
+        "pmap: the mapped axis has size {size}, but only {available} devices are available \
+         here; {}",
+        platform.more_devices_hint(size)
+    )
 }
 
 /// Whether this thread runs a shard of a launch (its collectives and device share live in
@@ -224,8 +297,11 @@ pub(crate) fn in_shard() -> bool {
 }
 
 /// The device this thread runs a shard for (`cpu:0` outside any launch).
-pub(crate) fn current_device() -> super::Device {
-    super::Device::Cpu(CONTEXT.with(|c| c.borrow().first_device))
+pub(crate) fn current_device() -> Device {
+    CONTEXT.with(|c| {
+        let c = c.borrow();
+        c.platform.device(c.first_device)
+    })
 }
 
 /// This thread's position on axis `name`, if a launch bound it.
@@ -246,7 +322,19 @@ pub(crate) fn exchange(name: &str, value: Array) -> Option<(usize, Vec<Array>)> 
         c.done[k] += 1;
         Some((c.frames[k].comm.clone(), (others, launches, done), c.frames[k].index))
     })?;
-    Some((index, comm.exchange(key, index, value)))
+    let values = comm.exchange(key, index, value);
+    Some((index, values.iter().map(arrive).collect()))
+}
+
+/// A value another member sent, on this shard's device: as it is on the host (its devices
+/// share memory), copied from another GPU.
+fn arrive(value: &Array) -> Array {
+    let here = current_device();
+    if value.device() == here || value.device().is_host() {
+        value.clone()
+    } else {
+        super::device_put(value, here)
+    }
 }
 
 #[cfg(test)]
@@ -264,7 +352,7 @@ mod tests {
     /// Launches here do not depend on the configured device count.
     fn launch<R: Send>(name: &str, size: usize, shard: impl Fn(usize) -> R + Sync) -> Vec<R> {
         CONTEXT.with(|c| c.borrow_mut().devices = Some(64));
-        run_shards(name, size, shard)
+        run_shards(name, size, Platform::Cpu, shard)
     }
 
     #[test]
@@ -332,7 +420,7 @@ mod tests {
     fn a_launch_larger_than_the_devices_is_refused() {
         let message = std::panic::catch_unwind(|| {
             CONTEXT.with(|c| c.borrow_mut().devices = Some(2));
-            run_shards("i", 3, |_| ())
+            run_shards("i", 3, Platform::Cpu, |_| ())
         })
         .expect_err("3 shards on 2 devices");
         assert!(panic_text(&*message).contains("size 3, but there are only 2 devices"));

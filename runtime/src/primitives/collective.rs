@@ -53,6 +53,12 @@ impl Collective {
 }
 
 impl Primitive for Collective {
+    /// On GPUs it meets the other shards' values on this shard's GPU (see `spmd::exchange`)
+    /// and combines them with primitives bound there.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     fn name(&self) -> String {
         match self.op {
             CollectiveOp::Sum => "psum",
@@ -158,6 +164,12 @@ pub struct AllGather {
 }
 
 impl Primitive for AllGather {
+    /// On GPUs it meets the other shards' values on this shard's GPU (see `spmd::exchange`)
+    /// and combines them with primitives bound there.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     fn name(&self) -> String {
         "all_gather".to_string()
     }
@@ -271,6 +283,12 @@ pub struct PsumScatter {
 }
 
 impl Primitive for PsumScatter {
+    /// On GPUs it meets the other shards' values on this shard's GPU (see `spmd::exchange`)
+    /// and combines them with primitives bound there.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     fn name(&self) -> String {
         "psum_scatter".to_string()
     }
@@ -352,6 +370,12 @@ impl Ppermute {
 }
 
 impl Primitive for Ppermute {
+    /// On GPUs it meets the other shards' values on this shard's GPU (see `spmd::exchange`)
+    /// and combines them with primitives bound there.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     fn name(&self) -> String {
         "ppermute".to_string()
     }

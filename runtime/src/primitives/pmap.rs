@@ -47,7 +47,8 @@ impl Pmap {
     /// pmap's pieces along the same axis are taken as they are; mapped outputs stay in
     /// pieces on their devices (gathered when read).
     fn run(&self, inputs: &[&Array]) -> Vec<Array> {
-        let shards = spmd::run_shards(&self.axis_name, self.size, |d| {
+        let platform = spmd::Platform::of(inputs);
+        let shards = spmd::run_shards(&self.axis_name, self.size, platform, |d| {
             let here = spmd::current_device();
             let args: Vec<Array> = inputs
                 .iter()
@@ -92,6 +93,11 @@ impl Pmap {
 }
 
 impl Primitive for Pmap {
+    /// On GPUs each shard runs on its own GPU (see `run`), binding its primitives there.
+    fn device_op(&self, _inputs: &[Aval]) -> Option<crate::backend::DeviceOp> {
+        Some(crate::backend::DeviceOp::Composite)
+    }
+
     fn name(&self) -> String {
         "pmap".to_string()
     }

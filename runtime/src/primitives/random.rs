@@ -398,7 +398,9 @@ pub(crate) fn broadcast_to<T: Element>(x: &Array, shape: &[usize]) -> Vec<T> {
 /// (`threefry2x32` over the counters, then `xor` or an interleaving) so they run where the
 /// key is, bit for bit as on the host.
 mod on_device {
-    use super::super::{bind, bind1, BinaryOp, Concatenate, Convert, Iota, Reshape, Slice, UnaryOp};
+    use super::super::{
+        bind, bind1, BinaryOp, Concatenate, Convert, Iota, Reshape, Slice, UnaryOp,
+    };
     use super::{Sampler, Threefry2x32};
     use crate::array::Array;
     use crate::dtype::DType;
@@ -410,7 +412,12 @@ mod on_device {
     /// the multiply-add of the affine map, which the host fuses and this does not: the
     /// standard samplers' maps are exact either way (their `hi - lo` is 1 or 2), so only
     /// `uniform` and `truncated_normal` with other bounds can differ, by an ulp.
-    pub(super) fn sample(sampler: Sampler, key: &Array, bounds: &[&Array], shape: &[usize]) -> Array {
+    pub(super) fn sample(
+        sampler: Sampler,
+        key: &Array,
+        bounds: &[&Array],
+        shape: &[usize],
+    ) -> Array {
         let unit = reshape(&unit_f32(key, size(shape)), shape);
         let c = |x: f32| Array::from_shape_vec([], vec![x]);
         let sqrt2 = c(f32::SQRT2);

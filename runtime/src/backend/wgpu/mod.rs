@@ -75,8 +75,24 @@ fn find_adapters() -> Result<Adapters, Error> {
     if found.is_empty() {
         return Err(Error::Platform { platform: "gpu", problem: no_adapter_reason() });
     }
-    let found = found.into_iter().map(|adapter| Found { adapter, opened: OnceLock::new() });
+    let per_adapter = virtual_devices_per_adapter()?;
+    let found = found.into_iter().flat_map(|adapter| vec![adapter; per_adapter]);
+    let found = found.map(|adapter| Found { adapter, opened: OnceLock::new() });
     Ok(Adapters { found: found.collect() })
+}
+
+/// `RJAX_GPU_DEVICES`: how many devices each adapter is presented as (default 1). Each is
+/// opened as its own logical device, with its own memory and queue, so that `pmap` over
+/// several GPUs can be tried, and tested, with one.
+fn virtual_devices_per_adapter() -> Result<usize, Error> {
+    let Ok(text) = std::env::var("RJAX_GPU_DEVICES") else { return Ok(1) };
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(Error::Platform {
+            platform: "gpu",
+            problem: format!("RJAX_GPU_DEVICES must be a positive integer, got {text:?}"),
+        }),
+    }
 }
 
 /// Why wgpu found no adapter, as far as can be told without loading anything.

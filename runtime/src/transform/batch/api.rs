@@ -7,6 +7,7 @@
 
 use super::{batch_eval, ops, BatchAxis, BatchDim};
 use crate::array::Array;
+use crate::device::spmd;
 use crate::primitives::Aval;
 use crate::shape::ShapeDisplay;
 use crate::transform::ad::api::{trace_params, Flat};
@@ -106,18 +107,15 @@ const UNNAMED_PMAP_AXIS: &str = "<pmap axis>";
 #[track_caller]
 pub fn pmap<R: Tree>(spec: Vmap<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R) -> Flat {
     let (mut dims, size) = mapped_dims("pmap", &spec, &params);
-    let available = crate::device::spmd::available_devices();
+    let leaves: Vec<&Array> = params.iter().flat_map(|p| &p.leaves).collect();
+    let platform = spmd::Platform::of(&leaves);
+    let available = spmd::available_devices(platform);
     if size == 0 {
         panic!("pmap: the mapped axis has size 0; pmap needs at least one device's worth of data");
     }
     if size > available {
-        panic!(
-            "pmap: the mapped axis has size {size}, but only {available} devices are available \
-             here; set RJAX_CPU_DEVICES={size} (or call rjax::device::set_cpu_device_count({size}) \
-             before using devices) for more virtual CPU devices"
-        );
+        panic!("{}", spmd::too_few_devices(platform, size, available));
     }
-    let leaves: Vec<&Array> = params.iter().flat_map(|p| &p.leaves).collect();
     let example = example_avals(&leaves, &dims);
     let axis_name = spec.axis_name.unwrap_or(UNNAMED_PMAP_AXIS);
     let traced = axes::with_axis(axis_name, size, || trace_params(&params, &example, body));

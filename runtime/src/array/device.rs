@@ -41,6 +41,32 @@ impl Array {
         }
     }
 
+    /// Waits until the array's values have been computed (`jax.Array.block_until_ready`), and
+    /// returns it. Work on a GPU is queued and runs while the host goes on; time GPU code
+    /// with this, not with the calls that queue it. Host arrays are always ready.
+    ///
+    /// # Panics
+    /// When the device failed (lost, or out of memory), naming it.
+    ///
+    /// ```
+    /// use rjax_runtime::jnp;
+    /// let y = (jnp::ones([1000]) * 2.0).block_until_ready().clone();
+    /// assert_eq!(y.size(), 1000);
+    /// ```
+    pub fn block_until_ready(&self) -> &Array {
+        let pieces = match &self.data {
+            Data::Sharded(s) => s.parts.iter().collect(),
+            _ => vec![self],
+        };
+        for piece in pieces {
+            if let Data::OnDevice(b) = &piece.data {
+                let done = backend(b.device()).and_then(|device| device.synchronize());
+                done.unwrap_or_else(|e| panic!("block_until_ready: {e}"));
+            }
+        }
+        self
+    }
+
     pub(crate) fn device_buffer(&self) -> Option<&DeviceBuffer> {
         match &self.data {
             Data::OnDevice(b) => Some(b),

@@ -117,6 +117,8 @@ pub(crate) trait Backend: Send + Sync {
     /// The allocator's counters.
     #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     fn memory_stats(&self) -> MemoryStats;
+    /// Returns once the work submitted so far has finished.
+    fn synchronize(&self) -> Result<(), Error>;
 }
 
 /// The backend running `device`, opened on first use.
@@ -148,6 +150,17 @@ fn without_gpu() -> Error {
         platform: "gpu",
         problem: "rjax was built without the `gpu` feature (build with `--features gpu`)"
             .to_string(),
+    }
+}
+
+/// The adapter's name for a GPU (see [`crate::device::device_kind`]).
+pub(crate) fn adapter_name(device: Device) -> Result<String, Error> {
+    match device {
+        Device::Cpu(_) => Ok("cpu".to_string()),
+        #[cfg(feature = "gpu")]
+        Device::Gpu(id) => wgpu::adapter_name(id),
+        #[cfg(not(feature = "gpu"))]
+        Device::Gpu(_) => Err(without_gpu()),
     }
 }
 

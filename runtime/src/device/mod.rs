@@ -211,6 +211,13 @@ pub fn try_device_put(x: &Array, device: Device) -> Result<Array, Error> {
     crate::backend::place(x, device)
 }
 
+/// What `device` is (`jax.Device.device_kind`): for a GPU its adapter's name and graphics
+/// API (`"llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)"` for Mesa's lavapipe), `"cpu"` for a
+/// host device. Errors when the GPU does not exist.
+pub fn device_kind(device: Device) -> Result<String, Error> {
+    crate::backend::adapter_name(device)
+}
+
 /// What a device's allocator holds (`jax.Device.memory_stats()`), for GPUs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {

@@ -128,6 +128,17 @@ pub(super) fn adapter_count() -> Result<usize, Error> {
     adapters().map(|a| a.found.len())
 }
 
+/// The name of `gpu:{id}`'s adapter, without opening it.
+pub(super) fn adapter_name(id: usize) -> Result<String, Error> {
+    let adapters = adapters()?;
+    let found = adapters.found.get(id).ok_or_else(|| Error::Device {
+        device: Device::Gpu(id),
+        problem: format!("there is no such device; {} GPUs were found", adapters.found.len()),
+    })?;
+    let info = found.adapter.get_info();
+    Ok(format!("{} ({:?})", info.name, info.backend))
+}
+
 /// The backend of `gpu:{id}`, opening it on first use.
 pub(super) fn open(id: usize) -> Result<&'static WgpuBackend, Error> {
     let adapters = adapters()?;
@@ -557,6 +568,10 @@ impl Backend for WgpuBackend {
 
     fn memory_stats(&self) -> MemoryStats {
         self.pool.stats()
+    }
+
+    fn synchronize(&self) -> Result<(), Error> {
+        self.wait()
     }
 }
 

@@ -36,7 +36,10 @@
 //! differentiated, so nested transforms do not confuse their perturbations:
 //! `grad(|x| x * grad(|y| x + y)(&y0))(&x0)` is 1. Rust infers a closure's parameter type
 //! from its use only after the closure itself, so annotate it (`|x: &Array| ..`) when the
-//! body calls a method on it.
+//! body calls a method on it. In edition 2021, a call such as `grad(|w| ..)(x)` that ends a
+//! block whose locals the closure borrows must be bound first (`let g = grad(..)(x); g`): a
+//! tail expression's temporaries outlive the block's locals there (edition 2024 drops them
+//! first). The attribute macros do this for the tail of an annotated function's body.
 
 mod argnums;
 mod forms;

@@ -385,3 +385,38 @@ fn bad_argnums_and_structures_name_the_transform() {
         "{msg}"
     );
 }
+
+// ---- custom_vjp: `None` is a zero cotangent, as in JAX. ----
+
+#[custom_vjp(fwd = scale_fwd, bwd = scale_bwd)]
+fn scale(x: &Array, k: &Array) -> Array {
+    x * k
+}
+
+#[traceable]
+fn scale_fwd(x: &Array, k: &Array) -> (Array, Array) {
+    (x * k, k.clone())
+}
+
+#[traceable]
+fn scale_bwd(k: Array, g: Array) -> (Array, Option<Array>) {
+    (g * &k, None)
+}
+
+#[grad(argnums = (0, 1))]
+fn grad_scale(x: &Array, k: &Array) -> (Array, Array) {
+    scale(x, k).sum()
+}
+
+#[test]
+fn custom_vjp_bwd_may_return_none_for_a_zero_cotangent() {
+    let (x, k) = (x3(), jnp::array([2.0f32, 3.0, 4.0]));
+    let (gx, gk) = grad_scale(&x, &k);
+    same(&gx, &k);
+    same(&gk, &jnp::zeros([3]));
+    // Through the function forms too.
+    let (gx, gk): (Array, Array) =
+        grad(|(x, k): &(Array, Array)| scale(x, k).sum()).argnums((0, 1)).call(&(x, k.clone()));
+    same(&gx, &k);
+    same(&gk, &jnp::zeros([3]));
+}

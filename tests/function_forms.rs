@@ -420,3 +420,20 @@ fn custom_vjp_bwd_may_return_none_for_a_zero_cotangent() {
     same(&gx, &k);
     same(&gk, &jnp::zeros([3]));
 }
+
+#[jit]
+fn jit_closure_over_a_traced_local(x: &Array) -> Array {
+    let y = x.sin();
+    // Concrete argument, traced capture: inlined into the enclosing trace.
+    let inner = jit(|c: &Array| c + &y);
+    inner(&jnp::ones([3]))
+}
+
+#[test]
+fn jit_inside_a_trace_is_inlined_and_value_and_grad_is_callable() {
+    let x = x3();
+    same(&jit_closure_over_a_traced_local(&x), &(x.sin() + 1.0));
+    let (v, g) = value_and_grad(|x: &Array| x.square().sum())(&x);
+    same(&v, &x.square().sum());
+    same(&g, &(&x * 2.0));
+}

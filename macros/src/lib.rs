@@ -101,7 +101,8 @@ pub fn vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// `jax.jacfwd` (forward mode): the dense jacobian with respect to parameter `argnums`
-/// (default 0), shaped output axes then input axes.
+/// (default 0), shaped output axes then input axes; a tuple `argnums = (0, 1)` returns a
+/// tuple of jacobians, one per parameter, as JAX nests them.
 #[proc_macro_attribute]
 pub fn jacfwd(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "jacfwd")
@@ -113,7 +114,8 @@ pub fn jacrev(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "jacrev")
 }
 
-/// `jax.hessian`: `jacfwd(jacrev(f))`, shaped output axes then input axes twice.
+/// `jax.hessian`: `jacfwd(jacrev(f))`, shaped output axes then input axes twice; with
+/// `argnums = (0, 1)`, a tuple of tuples (`((h00, h01), (h10, h11))`).
 #[proc_macro_attribute]
 pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "hessian")
@@ -138,8 +140,8 @@ pub fn custom_jvp(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `jax.custom_vjp`: `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)] fn f(..)` runs its body, and
 /// reverse mode uses `#[traceable] fn f_fwd` (`f`'s parameters, returns `(out, residuals)`)
 /// and `#[traceable] fn f_bwd(residuals, cotangent)` (both owned pytrees of arrays; returns
-/// one cotangent per traced parameter, a tuple when there are several). Forward mode is
-/// refused, as in JAX.
+/// one cotangent per traced parameter, a tuple when there are several, where `None` (declared
+/// `Option<..>`) is a zero cotangent, as in JAX). Forward mode is refused, as in JAX.
 #[proc_macro_attribute]
 pub fn custom_vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "custom_vjp")

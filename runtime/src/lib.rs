@@ -9,6 +9,7 @@ pub mod device;
 pub mod dtype;
 pub mod error;
 pub mod exec;
+pub mod func;
 pub mod ir;
 pub mod jnp;
 pub mod lax;
@@ -30,6 +31,9 @@ pub use dtype::{promote, DType, Element};
 pub use error::Error;
 pub use exec::cpu::alloc::try_run;
 pub use exec::{CacheInfo, TracedFunction};
+pub use func::{
+    checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, linearize, pmap, value_and_grad, vjp, vmap,
+};
 pub use jnp::{NewAxis, SliceElem};
 pub use shape::Axes;
 pub use transform::ad;
@@ -37,6 +41,10 @@ pub use tree::{Tree, TreeDef, Unflatten};
 
 /// What `use rjax::prelude::*;` brings into scope.
 pub mod prelude {
+    pub use crate::func::{
+        checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, linearize, pmap, value_and_grad, vjp,
+        vmap,
+    };
     pub use crate::jnp;
     pub use crate::lax;
     pub use crate::nn;

@@ -317,23 +317,13 @@ pub fn refuse_tree_option(at: &dyn ToTokens, option: &str) -> syn::Error {
 pub fn refuse_transform_arg(at: &dyn ToTokens, attr: &str) -> syn::Error {
     let takes = match attr {
         "grad" | "value_and_grad" => "`argnums = 0`, `argnums = (0, 1)` and `has_aux`",
-        "jacfwd" | "jacrev" | "hessian" => "`argnums = 0`",
+        "jacfwd" | "jacrev" | "hessian" => "`argnums = 0` and `argnums = (0, 1)`",
         "custom_jvp" => "`jvp = rule_function`",
         "custom_vjp" => "`fwd = fwd_function, bwd = bwd_function`",
         "vmap" | "pmap" => "`in_axes = (None, 0, ..)`, `out_axes = 0` and `axis_name = \"i\"`",
         _ => "no arguments",
     };
     err(at, format!("`#[{attr}]` does not take `{}`; it takes {takes}", code(at)))
-}
-
-pub fn refuse_jacobian_argnums(at: &dyn ToTokens, attr: &str) -> syn::Error {
-    err(
-        at,
-        format!(
-            "`#[{attr}]` differentiates one parameter and returns a dense array: give one \
-             position (`argnums = 0`), not a tuple"
-        ),
-    )
 }
 
 pub fn refuse_argnum_range(

@@ -56,6 +56,22 @@ const RJAX_ROOTS: &[&str] =
 /// Path roots of functions that are not traced functions.
 const PLAIN_ROOTS: &[&str] = &["std", "core", "alloc"];
 const PLAIN_FUNCTIONS: &[&str] = &["drop"];
+/// The function forms of the transforms (`grad(|w| ..)(&x)`): rjax functions that take
+/// closures, called by their bare names.
+const FUNCTION_FORMS: &[&str] = &[
+    "grad",
+    "value_and_grad",
+    "jit",
+    "vmap",
+    "pmap",
+    "jvp",
+    "vjp",
+    "linearize",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+    "checkpoint",
+];
 
 /// A traced `if` being walked: what its predicate was, and the loop and closure depth at
 /// its start (a `break` in a loop inside the branch is fine; one that leaves it is not).
@@ -641,7 +657,8 @@ impl BodyPass {
             }
         }
         let root = segments[0].as_str();
-        if RJAX_ROOTS.contains(&root) {
+        let is_form = segments.len() == 1 && FUNCTION_FORMS.contains(&root);
+        if RJAX_ROOTS.contains(&root) || is_form {
             return Taint::Traced;
         }
         let is_constructor = segments.iter().any(|s| s.starts_with(|c: char| c.is_uppercase()));
@@ -883,6 +900,34 @@ impl BodyPass {
             #( #vars = #outs; )*
             #value
         }}
+    }
+}
+
+/// Binds a body's tail expression to a local when it calls a transform's function form
+/// (`grad(|w| ..)(x)`): in edition 2021 the temporaries of a tail expression outlive the
+/// block's locals, and the transform value is such a temporary that borrows them (the
+/// closure's captures), which the borrow checker refuses. A `let` ends them at its `;`.
+pub fn bind_tail(block: &mut Block) {
+    let Some(Stmt::Expr(tail, None)) = block.stmts.last() else { return };
+    let mut names = Vec::new();
+    idents_in(tail.to_token_stream(), &mut names);
+    if !names.iter().any(|n| FUNCTION_FORMS.contains(&n.as_str())) {
+        return;
+    }
+    let tail = tail.clone();
+    let span = tail.span();
+    block.stmts.pop();
+    block.stmts.push(syn::parse_quote_spanned!(span=> let __rjax_tail = #tail;));
+    block.stmts.push(Stmt::Expr(syn::parse_quote_spanned!(span=> __rjax_tail), None));
+}
+
+fn idents_in(tokens: TokenStream, out: &mut Vec<String>) {
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(id) => out.push(id.to_string()),
+            TokenTree::Group(g) => idents_in(g.stream(), out),
+            TokenTree::Literal(_) | TokenTree::Punct(_) => {}
+        }
     }
 }
 

@@ -58,6 +58,7 @@ pub fn function(
     let mut pass = BodyPass::new(params);
     let mut body = (*func.item.block).clone();
     pass.block(&mut body);
+    body::bind_tail(&mut body);
     if !pass.errors.is_empty() {
         return Err(pass.errors);
     }
@@ -235,7 +236,7 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
     };
     quote! {
         #[doc(hidden)]
-        #[allow(unused_mut, unused_variables, clippy::too_many_arguments, clippy::needless_return)]
+        #[allow(unused_mut, unused_variables, clippy::too_many_arguments, clippy::needless_return, clippy::let_and_return)]
         pub fn __rjax_traced #generics (#(#params),*) #output #where_clause {
             #(#lets)*
             #body

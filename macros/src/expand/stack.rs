@@ -149,14 +149,17 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
                 ::rjax::__private::ad::vjp(#names, #pf, ::rjax::__private::ad::Flat::of(&#ct_name), #closure)
             })
         }
-        Transform::Jacobian { argnum, kind } => {
-            let positions = positions(layer, &view, &[*argnum])?;
+        Transform::Jacobian { argnums, kind } => {
+            let positions = positions(layer, &view, &argnums.nums)?;
+            let tuple = argnums.tuple;
             let wrt = wrt(layer, &traced, &positions);
             let closure =
                 closure(&traced, layer_expr(inner, View { ret: None, ..view.clone() }, body)?);
             let flats = flats(&traced);
             let function = format_ident!("{}", kind.name());
-            Ok(quote_spanned! {span=> ::rjax::__private::ad::#function(#wrt, #flats, #closure) })
+            Ok(quote_spanned! {span=>
+                ::rjax::__private::ad::#function(#wrt, #tuple, #flats, #closure)
+            })
         }
         Transform::CustomJvp { rule } => {
             let f = closure(&traced, layer_expr(inner, view.clone(), body)?);

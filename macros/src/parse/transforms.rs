@@ -22,8 +22,9 @@ pub enum Transform {
     Jvp,
     /// `#[vjp]`: a trailing cotangent parameter.
     Vjp,
-    /// `#[jacfwd]` / `#[jacrev]` / `#[hessian]`.
-    Jacobian { argnum: usize, kind: JacobianKind },
+    /// `#[jacfwd]` / `#[jacrev]` / `#[hessian]`: a tuple `argnums` gives a tuple of
+    /// jacobians (of tuples, for `hessian`).
+    Jacobian { argnums: Argnums, kind: JacobianKind },
     /// `#[checkpoint]`: rematerialized in the backward pass.
     Checkpoint,
     /// `#[custom_jvp(jvp = rule)]`: differentiated by the traceable function `rule`.
@@ -173,10 +174,7 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
                 "jacrev" => JacobianKind::Reverse,
                 _ => JacobianKind::Hessian,
             };
-            if argnums.tuple || argnums.nums.len() != 1 {
-                return Err(check::refuse_jacobian_argnums(&args, jac));
-            }
-            Transform::Jacobian { argnum: argnums.nums[0], kind }
+            Transform::Jacobian { argnums, kind }
         }
     };
     Ok(Layer { transform, name: name.to_string(), span })

@@ -12,10 +12,4 @@ fn out_of_range(x: f32, y: f32) -> f32 {
     x * y
 }
 
-// jacrev returns one dense array: one argnum.
-#[jacrev(argnums = (0, 1))]
-fn jac_two(x: &Array, y: &Array) -> Array {
-    x * y
-}
-
 fn main() {}

@@ -12,7 +12,7 @@ use crate::ir::{trace, Program};
 use crate::jnp;
 use crate::primitives::Aval;
 use crate::transform::batch::{self, BatchDim};
-use crate::tree::{self, Tree, TreeDef, Unflatten};
+use crate::tree::{self, Node, Tree, TreeDef, Unflatten};
 
 /// A pytree as its leaves and structure: a transform's argument or result whose Rust type
 /// is known only to the caller.
@@ -337,28 +337,41 @@ pub fn vjp<R: Tree>(
     }
 }
 
-/// `jax.jacfwd` for one argnum: column by column, pushing each input basis vector forward
-/// through the linearized function.
+/// `jax.jacfwd`: column by column, pushing each input basis vector forward through the
+/// linearized function. With several argnums (`tuple`), a tuple with one jacobian per argnum.
 #[track_caller]
-pub fn jacfwd<R: Tree>(wrt: Wrt<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R) -> Flat {
-    jacobian(wrt, params, body, Mode::Forward)
+pub fn jacfwd<R: Tree>(
+    wrt: Wrt<'_>,
+    tuple: bool,
+    params: Vec<Flat>,
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> Flat {
+    jacobian(wrt, tuple, params, body, Mode::Forward)
 }
 
-/// `jax.jacrev` for one argnum: row by row, pulling each output basis vector back.
+/// `jax.jacrev`: row by row, pulling each output basis vector back. With several argnums
+/// (`tuple`), a tuple with one jacobian per argnum.
 #[track_caller]
-pub fn jacrev<R: Tree>(wrt: Wrt<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Flat>) -> R) -> Flat {
-    jacobian(wrt, params, body, Mode::Reverse)
+pub fn jacrev<R: Tree>(
+    wrt: Wrt<'_>,
+    tuple: bool,
+    params: Vec<Flat>,
+    body: impl FnOnce(Vec<Flat>) -> R,
+) -> Flat {
+    jacobian(wrt, tuple, params, body, Mode::Reverse)
 }
 
-/// `jax.hessian`: `jacfwd(jacrev(f))`.
+/// `jax.hessian`: `jacfwd(jacrev(f))`; with several argnums (`tuple`), a tuple of tuples
+/// (block `[i][j]` differentiates by argnum `i`, then by argnum `j`).
 #[track_caller]
 pub fn hessian<R: Tree>(
     wrt: Wrt<'_>,
+    tuple: bool,
     params: Vec<Flat>,
     body: impl FnOnce(Vec<Flat>) -> R,
 ) -> Flat {
     let wrt = Wrt { transform: "hessian", ..wrt };
-    jacfwd(wrt, params, move |p| jacrev(wrt, p, body))
+    jacfwd(wrt, tuple, params, move |p| jacrev(wrt, tuple, p, body))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -367,30 +380,27 @@ enum Mode {
     Reverse,
 }
 
+/// The dense jacobian as JAX nests it: the output's structure, each of its leaves replaced by
+/// the differentiated arguments' structure (a tuple of them when `tuple`), whose leaves are
+/// the blocks `d out_leaf / d in_leaf`, shaped `out_leaf.shape ++ in_leaf.shape`.
 #[track_caller]
 fn jacobian<R: Tree>(
     wrt: Wrt<'_>,
+    tuple: bool,
     params: Vec<Flat>,
     body: impl FnOnce(Vec<Flat>) -> R,
     mode: Mode,
 ) -> Flat {
     let body = trace_body(&params, body);
     let mask = wrt.mask(&params, body.primals.len());
+    // The differentiated leaves in parameter order (the order of the linearized inputs).
     let inputs: Vec<Aval> = params
         .iter()
         .enumerate()
         .filter(|(i, _)| wrt.argnums.contains(i))
         .flat_map(|(_, p)| p.leaves.iter().map(Array::aval))
         .collect();
-    let in_def = params[wrt.argnums[0]].def.clone();
     let outputs = body.program.output_avals();
-    if inputs.len() > 1 && outputs.len() > 1 {
-        panic!(
-            "{}: the dense jacobian needs a single array input or a single array output, but \
-             the differentiated argument has structure {in_def} and the output {}",
-            wrt.transform, body.out_def
-        );
-    }
     if let Some(o) = outputs.iter().find(|o| !differentiable(o)) {
         panic!("{}: requires real-valued outputs, but the function returns {o}", wrt.transform);
     }
@@ -400,14 +410,43 @@ fn jacobian<R: Tree>(
         Mode::Forward => forward_blocks(&lin, &inputs, &outputs),
         Mode::Reverse => reverse_blocks(&lin, &inputs, &outputs),
     };
-    if outputs.len() == 1 {
-        // One output: the jacobian has the differentiated argument's structure.
-        let leaves = blocks.into_iter().next().expect("one output");
-        return Flat { leaves, def: in_def };
+    let (order, in_def) = argnums_layout(&wrt, tuple, &params);
+    let leaves = blocks.into_iter().flat_map(|row| order.iter().map(move |&k| row[k].clone()));
+    Flat { leaves: leaves.collect(), def: replace_leaves(&body.out_def, &in_def) }
+}
+
+/// The differentiated arguments' structure (one argument's, or a tuple of them in argnums
+/// order), and for each of its leaves the leaf's position in parameter order.
+fn argnums_layout(wrt: &Wrt<'_>, tuple: bool, params: &[Flat]) -> (Vec<usize>, TreeDef) {
+    let mut start = Vec::new();
+    let mut next = 0;
+    for (i, p) in params.iter().enumerate() {
+        start.push(next);
+        if wrt.argnums.contains(&i) {
+            next += p.leaves.len();
+        }
     }
-    // One input array, several outputs: the jacobian has the output's structure.
-    let leaves = blocks.into_iter().map(|mut row| row.remove(0)).collect();
-    Flat { leaves, def: body.out_def }
+    let order = wrt
+        .argnums
+        .iter()
+        .flat_map(|&a| (0..params[a].leaves.len()).map(move |j| (a, j)))
+        .map(|(a, j)| start[a] + j)
+        .collect();
+    let defs: Vec<TreeDef> = wrt.argnums.iter().map(|&a| params[a].def.clone()).collect();
+    let def = if tuple { TreeDef::tuple(&defs) } else { defs[0].clone() };
+    (order, def)
+}
+
+/// `outer` with each of its leaves replaced by a tree of structure `inner`.
+fn replace_leaves(outer: &TreeDef, inner: &TreeDef) -> TreeDef {
+    let mut def = TreeDef::new();
+    for node in outer.nodes() {
+        match node {
+            Node::Leaf => def.extend(inner),
+            other => def.push(other.clone()),
+        }
+    }
+    def
 }
 
 /// The `n` one-hot arrays of `aval`'s type and shape, stacked: `[n] ++ shape`, where `n` is
@@ -508,9 +547,9 @@ pub fn jacobian_of(f: impl FnOnce(&Array) -> Array, x: &Array, reverse: bool) ->
         Wrt { transform: if reverse { "jacrev" } else { "jacfwd" }, argnums: &[0], names: &["x"] };
     let body = |mut p: Vec<Flat>| f(&p.remove(0).into_tree::<Array>());
     let jac = if reverse {
-        jacrev(wrt, vec![Flat::of(x)], body)
+        jacrev(wrt, false, vec![Flat::of(x)], body)
     } else {
-        jacfwd(wrt, vec![Flat::of(x)], body)
+        jacfwd(wrt, false, vec![Flat::of(x)], body)
     };
     jac.into_tree()
 }

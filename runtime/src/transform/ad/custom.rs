@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use super::api::{trace_body, Flat};
 use crate::array::Array;
-use crate::primitives::{bind, bind1, Checkpoint, CustomJvp, CustomVjp, StopGradient};
-use crate::tree::{Tree, Unflatten};
+use crate::primitives::{bind, bind1, Aval, Checkpoint, CustomJvp, CustomVjp, StopGradient};
+use crate::tree::{Node, Tree, Unflatten};
 
 /// `lax.stop_gradient`: `x` itself, but differentiation treats it as a constant.
 ///
@@ -133,6 +133,31 @@ pub fn custom_vjp<A: Unflatten, R: Unflatten, Res: Unflatten>(
     .into_tree()
 }
 
+/// `bwd`'s cotangents with each parameter's `None` (JAX's zero cotangent, for an argument
+/// that is not differentiated) replaced by zeros of that parameter's leaves, and each
+/// `Some(ct)` by `ct`. Left as they are when they are not one entry per parameter (the caller
+/// reports that).
+fn zero_for_none(cts: Flat, params: &[Vec<Aval>]) -> Flat {
+    let parts = if params.len() == 1 {
+        vec![cts.clone()]
+    } else {
+        match cts.clone().into_elements() {
+            Some(parts) if parts.len() == params.len() => parts,
+            _ => return cts,
+        }
+    };
+    let mut leaves = Vec::new();
+    for (part, avals) in parts.into_iter().zip(params) {
+        match part.def.nodes().first() {
+            Some(Node::Option(false)) if part.def.nodes().len() == 1 => {
+                leaves.extend(avals.iter().map(super::ops::zeros));
+            }
+            _ => leaves.extend(part.leaves),
+        }
+    }
+    Flat { leaves, def: cts.def }
+}
+
 /// [`custom_vjp`] over flattened parameters (what `#[custom_vjp(fwd = .., bwd = ..)]`
 /// calls): `fwd` returns `(outputs, residuals)`; `bwd` gets the residuals and the outputs'
 /// cotangent and returns one cotangent tree per parameter (a tuple of them when there are
@@ -165,14 +190,17 @@ pub fn custom_vjp_call<R: Tree, F: Tree, B: Tree>(
     };
     let ct =
         Flat { leaves: outs[..num_outputs].iter().map(super::ops::zeros).collect(), def: out_def };
+    let param_avals: Vec<Vec<Aval>> =
+        params.iter().map(|p| p.leaves.iter().map(Array::aval).collect()).collect();
     let bwd = trace_body(&[residuals, ct], |mut p| {
         let ct = p.pop().expect("two parameters");
-        bwd(p.pop().expect("two parameters"), ct)
+        let cts = Flat::of(&bwd(p.pop().expect("two parameters"), ct));
+        zero_for_none(cts, &param_avals)
     });
-    if bwd.out_def.num_leaves() != num_args {
+    if bwd.program.outputs.len() != num_args {
         panic!(
-            "custom_vjp: bwd must return one cotangent per argument leaf ({num_args}), but it \
-             returns {}",
+            "custom_vjp: bwd must return one cotangent per argument leaf ({num_args}), or \
+             `None` for an argument that gets a zero cotangent, but it returns {}",
             bwd.out_def
         );
     }

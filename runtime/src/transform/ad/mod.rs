@@ -15,6 +15,7 @@ pub mod api;
 pub mod custom;
 mod jvp;
 mod linearize;
+pub mod maps;
 pub(crate) mod ops;
 mod transpose;
 

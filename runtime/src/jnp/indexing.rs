@@ -226,6 +226,9 @@ fn resolve_range(
     let (s, e) = (start.map_or(0, bound), end.map_or(n, bound));
     let count = (e - s).max(0).unsigned_abs().div_ceil(step.unsigned_abs());
     let first = if step > 0 { s } else { (e - 1).max(0) };
+    // A step past the axis reaches one element at most, as a step of 1 (or -1) would; so
+    // every step kept is below the extent and its products with it cannot overflow.
+    let step = if count <= 1 { step.signum() } else { step };
     AxisIndex::Range { first: first as usize, step, count }
 }
 

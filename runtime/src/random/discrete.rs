@@ -491,6 +491,12 @@ fn categorical_impl(key: &Key, logits: &Array, axis: isize, shape: Option<&[usiz
             ShapeDisplay(&batch)
         );
     }
+    crate::shape::check("categorical", &shape, DType::I32);
+    if shape.contains(&0) {
+        // No samples: nothing to draw from however many classes there are.
+        return jnp::zeros_dtype(&shape, DType::I32);
+    }
+    index_count("categorical", classes, &format!("axis {axis} of the logits"));
     let prefix = shape.len() - batch.len();
     let mut noise_shape = shape.clone();
     noise_shape.insert(prefix + axis, classes);

@@ -62,6 +62,5 @@ fn is_open(report: &str, op: &str, what: &str) -> bool {
 /// Defects this suite has found that are not fixed yet: each is reported in the summary line
 /// (and in full with `RJAX_FUZZ_SHOW_OPEN=1`) but does not fail the run, so that the suite
 /// guards everything else meanwhile. Fixing one means deleting its line here; a new kind of
-/// failure, or an open one in another operation, fails the run. README's Reliability section
-/// lists them.
+/// failure, or an open one in another operation, fails the run. None is open.
 const OPEN: &[(&str, &str)] = &[];

@@ -67,7 +67,15 @@ fn panics_point_at_the_callers_line() {
         ("choice", Box::new(|| drop(random::choice(&random::key(0), 1 << 40, [2], true)))),
         ("bernoulli", Box::new(|| drop(random::bernoulli(&random::key(0), 0.5, [1 << 62, 2])))),
         ("pad", Box::new(|| drop(jnp::pad(&x, (usize::MAX, 0usize), 0.0)))),
-        ("dot", Box::new(|| drop(jnp::dot(&Array::from_shape_vec([(1 << 62) + 1, 0], Vec::<bool>::new()), &jnp::zeros([0, 2]))))),
+        (
+            "dot",
+            Box::new(|| {
+                drop(jnp::dot(
+                    &Array::from_shape_vec([(1 << 62) + 1, 0], Vec::<bool>::new()),
+                    &jnp::zeros([0, 2]),
+                ))
+            }),
+        ),
     ];
     let mut wrong = Vec::new();
     for (op, case) in &cases {

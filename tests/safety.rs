@@ -292,7 +292,8 @@ fn padding_and_convolution_arithmetic_is_checked() {
     let y = lax::conv_general_dilated(&lhs, &rhs, [1, 2], "SAME", options);
     assert_eq!(y.shape(), &[1, 2, 4, 1]);
     let options = lax::ConvOptions::default().lhs_dilation([usize::MAX, 1]);
-    let msg = panic_message(|| lax::conv_general_dilated(&lhs, &rhs, [1, 1], [(0, 0), (0, 0)], options));
+    let msg =
+        panic_message(|| lax::conv_general_dilated(&lhs, &rhs, [1, 1], [(0, 0), (0, 0)], options));
     assert!(msg.starts_with("conv_general_dilated:") && msg.contains("too long"), "{msg}");
 }
 

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::cpu::{fused, parts};
+use super::cpu::{alloc, fused, parts};
 use super::fusion::{self, Step};
 use super::schedule;
 use crate::array::Array;
@@ -310,11 +310,13 @@ fn eval(p: &Program, i: usize, outputs: &[Aval], env: &[Option<Array>]) -> Vec<A
     let op = || {
         let result = crate::primitives::describe(outputs);
         match eqn.span {
-            Some(span) => format!("{} (result {result}, in traced code at {span})", eqn.prim.name()),
+            Some(span) => {
+                format!("{} (result {result}, in traced code at {span})", eqn.prim.name())
+            }
             None => format!("{} (result {result})", eqn.prim.name()),
         }
     };
-    crate::exec::cpu::alloc::named(op, || eqn.prim.eval(&inputs, outputs))
+    alloc::named(op, || eqn.prim.eval(&inputs, outputs))
 }
 
 /// Binds a fused group's outputs, its reduction's result and the reshaped views of them that

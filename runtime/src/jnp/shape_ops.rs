@@ -580,11 +580,7 @@ pub fn pad(x: &Array, widths: impl PadWidths, value: impl ArrayLike) -> Array {
             ),
         }
     }
-    let p = Pad {
-        low,
-        high,
-        interior: vec![0; x.ndim()],
-    };
+    let p = Pad { low, high, interior: vec![0; x.ndim()] };
     bind1(&p, &[x, &value])
 }
 

@@ -380,7 +380,10 @@ fn resolve_padding(
         .zip(rhs_dilation)
         .map(|(&a, &d)| match rhs.shape()[a] {
             0 => Some(0),
-            k => (k - 1).checked_mul(d).and_then(|w| w.checked_add(1)).filter(|&w| w <= i64::MAX as usize),
+            k => (k - 1)
+                .checked_mul(d)
+                .and_then(|w| w.checked_add(1))
+                .filter(|&w| w <= i64::MAX as usize),
         })
         .collect::<Option<Vec<usize>>>()
         .ok_or_else(|| {

@@ -132,9 +132,7 @@ impl Primitive for BinaryOp {
         // dropping it would make `#[jit]` differ from eager in those bits. Derivatives produce
         // these products (a cotangent of ones broadcast over what it scales); for floats they
         // fuse into the neighbouring elementwise loop, where one multiply costs nothing.
-        let ones = |k: usize| {
-            constants[k].is_some_and(|c| c.dtype().is_int() && all_ones(c))
-        };
+        let ones = |k: usize| constants[k].is_some_and(|c| c.dtype().is_int() && all_ones(c));
         match self {
             BinaryOp::Mul if ones(1) => Some(0),
             BinaryOp::Mul if ones(0) => Some(1),

@@ -232,7 +232,8 @@ impl ConvGeneralDilated {
     /// `i64::MAX` positions, so that the kernels' position arithmetic (in `i64`) is exact.
     fn output_extent(&self, d: usize, input: usize, window: usize) -> Result<usize, String> {
         let (lo, hi) = self.padding[d];
-        let dilate = |n: usize, by: usize| if n == 0 { 0 } else { (n as i128 - 1) * by as i128 + 1 };
+        let dilate =
+            |n: usize, by: usize| if n == 0 { 0 } else { (n as i128 - 1) * by as i128 + 1 };
         let dilated = dilate(input, self.lhs_dilation[d]);
         let padded = dilated + lo as i128 + hi as i128;
         let span = dilate(window, self.rhs_dilation[d]);

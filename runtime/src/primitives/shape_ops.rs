@@ -483,7 +483,8 @@ impl Primitive for Slice {
         let out = self.out_shape(x).ok()?;
         let from = row_major_strides(&x.shape);
         let offset = self.start_indices.iter().zip(&from).map(|(&s, &f)| s * f as usize).sum();
-        let strides = self.steps(&out).iter().zip(&from).map(|(&step, &f)| step as isize * f).collect();
+        let strides =
+            self.steps(&out).iter().zip(&from).map(|(&step, &f)| step as isize * f).collect();
         Some(one_region(0, &out, Strided { offset, strides }, Strided::row_major(&out)))
     }
 
@@ -725,10 +726,8 @@ impl Primitive for Pad {
             .map(|ax| {
                 // In i128, where no sum or product of these 64-bit values overflows.
                 let n = x.shape[ax] as i128;
-                let len = low[ax] as i128
-                    + high[ax] as i128
-                    + n
-                    + (n - 1).max(0) * interior[ax] as i128;
+                let len =
+                    low[ax] as i128 + high[ax] as i128 + n + (n - 1).max(0) * interior[ax] as i128;
                 if len < 0 {
                     return Err(format!(
                         "padding low {low:?} and high {high:?} crops axis {ax} of {x} below zero"

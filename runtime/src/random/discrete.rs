@@ -164,10 +164,7 @@ fn randint_bits(key: &Key, lo: &Array, hi: &Array, shape: &[usize], dtype: DType
     let keys = split(key, 2);
     let higher = bits_dtype(&keys.get(0), shape, word);
     let lower = bits_dtype(&keys.get(1), shape, word);
-    let offset = jnp::add(
-        jnp::multiply(lax::rem(&higher, &span), &m),
-        lax::rem(&lower, &span),
-    );
+    let offset = jnp::add(jnp::multiply(lax::rem(&higher, &span), &m), lax::rem(&lower, &span));
     let offset = lax::rem(&offset, &span);
     // The words hold the result's bits; wrapping conversion reinterprets them.
     jnp::add(&lw, &offset).astype(dtype)
@@ -231,8 +228,10 @@ pub fn permutation_array(key: &Key, x: &Array, axis: isize, independent: bool) -
 fn shuffled_indices(key: &Key, shape: &[usize], axis: usize) -> Array {
     let n = crate::shape::check("permutation", shape, DType::U32);
     let rounds = (3.0 * (n.max(1) as f64).ln() / (u32::MAX as f64).ln()).ceil() as usize;
-    let (mut key, mut order) =
-        (key.clone(), bind1(&Iota { dtype: DType::I32, shape: shape.to_vec(), dimension: axis }, &[]));
+    let (mut key, mut order) = (
+        key.clone(),
+        bind1(&Iota { dtype: DType::I32, shape: shape.to_vec(), dimension: axis }, &[]),
+    );
     for _ in 0..rounds {
         let keys = split(&key, 2);
         key = keys.get(0);
@@ -246,11 +245,8 @@ fn shuffled_indices(key: &Key, shape: &[usize], axis: usize) -> Array {
 fn first(x: &Array, axis: usize, k: usize) -> Array {
     let mut limit_indices = x.shape().to_vec();
     limit_indices[axis] = k;
-    let slice = Slice {
-        start_indices: vec![0; x.ndim()],
-        limit_indices,
-        strides: vec![1; x.ndim()],
-    };
+    let slice =
+        Slice { start_indices: vec![0; x.ndim()], limit_indices, strides: vec![1; x.ndim()] };
     bind1(&slice, &[x])
 }
 

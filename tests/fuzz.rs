@@ -62,34 +62,5 @@ fn is_open(report: &str, op: &str, what: &str) -> bool {
 /// Defects this suite has found that are not fixed yet: each is reported in the summary line
 /// (and in full with `RJAX_FUZZ_SHOW_OPEN=1`) but does not fail the run, so that the suite
 /// guards everything else meanwhile. Fixing one means deleting its line here; a new kind of
-/// failure, or an open one in another operation, fails the run. README's Reliability section
-/// lists them.
-const OPEN: &[(&str, &str)] = &[
-    // Rust integer scalars outside the array's dtype: the message does not name the op.
-    ("add", "the integer"),
-    ("less", "the integer"),
-    ("maximum", "the integer"),
-    ("multiply", "the integer"),
-    // Slices with extreme steps, read or updated.
-    ("slice", "attempt to multiply with overflow"),
-    ("slice", "reads the wrong element"),
-    ("at", "attempt to multiply with overflow"),
-    // Samplers built on others name the inner one, or fail on extreme counts.
-    ("bernoulli", "uniform:"),
-    ("choice", "panics"),
-    ("randint", "panics"),
-    ("permutation", "returns the wrong shape"),
-    ("permutation", "jit: panics"),
-    ("categorical", "jit: panics"),
-    // A dtype promotion whose result shape is too large names convert_element_type.
-    ("dot", "convert_element_type"),
-    ("einsum", "convert_element_type"),
-    ("matmul", "convert_element_type"),
-    // Padding and convolution arithmetic on extreme widths, strides and dilations.
-    ("pad", "attempt to add with overflow"),
-    ("pad", "accepts arguments it must refuse"),
-    ("pad", "out of memory"),
-    ("conv_general_dilated", "with overflow"),
-    // The simplifier drops `* 1`, so a signalling NaN is not quieted under #[jit].
-    ("multiply", "grad: jit differs from eager"),
-];
+/// failure, or an open one in another operation, fails the run. None is open.
+const OPEN: &[(&str, &str)] = &[];

@@ -60,6 +60,22 @@ fn panics_point_at_the_callers_line() {
         ("normal", Box::new(|| drop(random::normal_dtype(&random::key(0), [2], DType::I32)))),
         ("zeros", Box::new(|| drop(jnp::zeros([1 << 32, 1 << 32])))),
         ("Array::from_shape_vec", Box::new(|| drop(Array::from_shape_vec([3], vec![1.0f32])))),
+        ("add", Box::new(|| drop(jnp::add(&x, usize::MAX)))),
+        ("less", Box::new(|| drop(jnp::less(&x, u64::MAX)))),
+        ("randint", Box::new(|| drop(random::randint(&random::key(0), [1 << 62, 2], 0, 9)))),
+        ("permutation", Box::new(|| drop(random::permutation(&random::key(0), 1 << 40)))),
+        ("choice", Box::new(|| drop(random::choice(&random::key(0), 1 << 40, [2], true)))),
+        ("bernoulli", Box::new(|| drop(random::bernoulli(&random::key(0), 0.5, [1 << 62, 2])))),
+        ("pad", Box::new(|| drop(jnp::pad(&x, (usize::MAX, 0usize), 0.0)))),
+        (
+            "dot",
+            Box::new(|| {
+                drop(jnp::dot(
+                    &Array::from_shape_vec([(1 << 62) + 1, 0], Vec::<bool>::new()),
+                    &jnp::zeros([0, 2]),
+                ))
+            }),
+        ),
     ];
     let mut wrong = Vec::new();
     for (op, case) in &cases {

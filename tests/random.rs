@@ -910,3 +910,79 @@ fn keys_are_pytrees_that_jit_takes_and_returns() {
     let (leaves, def) = rjax::tree::flatten(&state.key);
     assert_eq!((leaves.len(), def.to_string()), (1, "Key { data: * }".to_string()));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The discrete samplers traced: under #[jit], vmap and lax::scan they are array operations
+// (tests/data/random.json, cases computed under jax.jit, jax.vmap and lax.scan).
+
+fn p5() -> Array {
+    jnp::array([0.1f32, 0.05, 0.5, 0.2, 0.15])
+}
+
+#[jit]
+fn discrete_draws(key: &Key) -> Vec<Array> {
+    let logits = sin_range(15).reshape([3, 5]);
+    let xi = jnp::arange(12).reshape([4, 3]);
+    let xf = jnp::arange(12).astype(DType::F32).reshape([4, 3]);
+    vec![
+        random::categorical(key, &logits, -1),
+        random::randint(key, [7], -3, 9),
+        random::permutation(key, 20),
+        random::permutation_array(key, &xi, 1, true),
+        random::permutation_array(key, &xf, 0, false),
+        random::choice(key, 10, [4], false),
+        random::choice_weighted(key, 5, [6], true, &p5()),
+        random::choice_weighted(key, 5, [3], false, &p5()),
+        random::choice_array(key, &jnp::arange(10).reshape([5, 2]), [2], false, None, 0),
+        random::bernoulli(key, 0.3, [8]),
+    ]
+}
+
+#[jit]
+fn randint_traced_bounds(key: &Key, lo: &Array, hi: &Array) -> Array {
+    random::randint(key, [5], lo, hi)
+}
+
+#[jit]
+#[vmap]
+fn discrete_per_key(key: &Key) -> Vec<Array> {
+    vec![
+        random::categorical(key, &sin_range(15).reshape([3, 5]), -1),
+        random::randint(key, [4], 0, 1000),
+        random::permutation(key, 9),
+        random::choice(key, 10, [3], false),
+        random::choice_weighted(key, 5, [4], true, &p5()),
+        random::bernoulli(key, 0.6, [5]),
+    ]
+}
+
+#[test]
+fn discrete_samplers_under_jit_match_jax() {
+    let draws = discrete_draws(&k(11));
+    check("jit_discrete", &draws);
+    let lo = jnp::array([-5, 0, 7, i32::MIN, 3]);
+    let hi = jnp::array([3, 10, 100, i32::MAX, 3]);
+    check("jit_randint_traced_bounds", &[randint_traced_bounds(&k(14), &lo, &hi)]);
+    assert_eq!(discrete_draws::cache_info().traces, 1);
+}
+
+#[test]
+fn discrete_samplers_under_vmap_match_jax() {
+    check("vmap_discrete", &discrete_per_key(&random::split(&k(12), 3)));
+}
+
+#[test]
+fn discrete_samplers_under_scan_match_jax() {
+    let logits = jnp::array([0.1f32, 0.2, 0.3, 0.4]).log();
+    let step = |c: Array, key: Key| {
+        let draws = vec![
+            random::randint(&key, [4], 0, 100),
+            random::permutation(&key, 6),
+            random::categorical(&key, &logits, -1),
+            random::choice(&key, 7, [3], false),
+        ];
+        (c, draws)
+    };
+    let (_, ys) = lax::scan(step, Array::from(0i32), random::split(&k(13), 4));
+    check("scan_discrete", &ys);
+}

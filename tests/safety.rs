@@ -181,3 +181,145 @@ fn a_failing_op_reaches_the_caller_on_any_thread_count() {
         });
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Findings of the fuzz suite (tests/fuzz.rs), each fixed and kept so here.
+
+#[test]
+fn a_rust_integer_outside_int64_is_refused_naming_the_op() {
+    let x = jnp::ones([2]);
+    for (op, msg) in [
+        ("add", panic_message(|| jnp::add(&x, usize::MAX))),
+        ("less", panic_message(|| jnp::less(&x, u64::MAX))),
+        ("maximum", panic_message(|| jnp::maximum(&x, usize::MAX))),
+        ("multiply", panic_message(|| jnp::multiply(usize::MAX, &x))),
+        ("where", panic_message(|| jnp::where_(true, &x, u64::MAX))),
+    ] {
+        assert!(msg.starts_with(&format!("{op}: the integer 18446744073709551615")), "{msg}");
+        assert!(msg.contains("does not fit in int64"), "{msg}");
+    }
+    // In range, a Rust integer is a weakly typed operand as before.
+    assert_eq!(jnp::add(&x, 3usize).to_vec::<f32>().unwrap(), vec![4.0, 4.0]);
+}
+
+#[jit]
+fn extreme_steps(x: &Array) -> (Array, Array, Array, Array) {
+    let back = SliceElem::Range { start: None, end: None, step: isize::MIN };
+    let forward = SliceElem::Range { start: None, end: None, step: isize::MAX };
+    (
+        x.slice(vec![back.clone()]),
+        x.slice(vec![forward]),
+        x.slice(vec![SliceElem::from(1usize << 63)]),
+        x.at(vec![back]).set(100),
+    )
+}
+
+#[test]
+fn slices_with_extreme_steps_give_numpys_answers() {
+    // NumPy: x[::-2**63] is [x[-1]], x[::2**63 - 1] is [x[0]]; an index past isize::MAX is
+    // past the end, so a read clamps to the last element.
+    let x = jnp::arange(8);
+    let want = |v: (Array, Array, Array, Array)| {
+        assert_eq!(v.0.to_vec::<i32>().unwrap(), vec![7]);
+        assert_eq!(v.1.to_vec::<i32>().unwrap(), vec![0]);
+        assert_eq!(v.2.item::<i32>().unwrap(), 7);
+        assert_eq!(v.3.to_vec::<i32>().unwrap(), vec![0, 1, 2, 3, 4, 5, 6, 100]);
+    };
+    let back = SliceElem::Range { start: None, end: None, step: isize::MIN };
+    let forward = SliceElem::Range { start: None, end: None, step: isize::MAX };
+    want((
+        x.slice(vec![back.clone()]),
+        x.slice(vec![forward]),
+        x.slice(vec![SliceElem::from(1usize << 63)]),
+        x.at(vec![back]).set(100),
+    ));
+    want(extreme_steps(&x));
+}
+
+#[test]
+fn samplers_refuse_extreme_counts_naming_themselves() {
+    let key = random::key(0);
+    refused("randint", || random::randint(&key, [(1usize << 62) + 1, 2], 0, 10));
+    refused("randint", || random::randint(&key, [0, usize::MAX, 1 << 31], 0, 10));
+    refused("choice", || random::choice(&key, 3, [(1usize << 62) + 1], true));
+    refused("choice", || random::choice(&key, 0, [0, usize::MAX, 1 << 62], false));
+    refused("bernoulli", || random::bernoulli(&key, 0.5, [HUGE, HUGE]));
+    let msg = panic_message(|| random::bernoulli(&random::split(&key, 2), 0.5, [2]));
+    assert!(msg.starts_with("bernoulli: expected a single key"), "{msg}");
+    // Indices are int32: a population or range past i32::MAX is refused, not wrapped.
+    let msg = panic_message(|| random::permutation(&key, (1usize << 62) + 1));
+    assert!(msg.starts_with("permutation:") && msg.contains("int32"), "{msg}");
+    let msg = panic_message(|| random::choice(&key, usize::MAX >> 1, [2], false));
+    assert!(msg.starts_with("choice:") && msg.contains("int32"), "{msg}");
+    // No samples of an enormous number of classes: an empty result, as JAX gives.
+    let empty = Array::from_shape_vec([0, HUGE], Vec::<f32>::new());
+    assert_eq!(random::categorical(&key, &empty, -1).shape(), &[0]);
+    assert_eq!(random::choice(&key, 5, [0, 3], false).shape(), &[0, 3]);
+    let a = jnp::ones([4, 2]);
+    let none = random::choice_array(&key, &a, [0], true, None, 1);
+    assert_eq!(none.shape(), &[4, 0], "the population's other axes stay");
+}
+
+#[test]
+fn a_promotion_too_large_to_exist_names_the_product() {
+    let wide = Array::from_shape_vec([(1usize << 62) + 1, 0], Vec::<bool>::new());
+    let floats = Array::from_shape_vec([0, 2], Vec::<f32>::new());
+    refused("dot", || jnp::dot(&wide, &floats));
+    refused("matmul", || jnp::matmul(&wide, &floats));
+    refused("einsum", || jnp::einsum("ij,jk->ik", &[&wide, &floats]));
+}
+
+#[test]
+fn padding_and_convolution_arithmetic_is_checked() {
+    let x = jnp::ones([3]);
+    let msg = panic_message(|| jnp::pad(&x, (usize::MAX, 1usize), 0.0));
+    assert!(msg.starts_with("pad: widths (18446744073709551615, 1)"), "{msg}");
+    let msg = panic_message(|| jnp::pad(&x, (i64::MAX as usize, i64::MAX as usize), 0.0));
+    assert!(msg.starts_with("pad:") && msg.contains("longer than any array"), "{msg}");
+
+    let lhs = jnp::ones([1, 3, 4, 1]);
+    let rhs = jnp::ones([2, 3, 3, 1]);
+    let explicit = [(3, i64::MAX), (-(1i64 << 40), -1)];
+    let msg = panic_message(|| {
+        lax::conv_general_dilated(&lhs, &rhs, [1, 1], explicit, lax::ConvOptions::default())
+    });
+    assert!(msg.starts_with("conv_general_dilated:"), "{msg}");
+    // A window of 3 dilated past i64::MAX; one of 1 takes no dilation and still works.
+    let options = lax::ConvOptions::default().rhs_dilation([usize::MAX, 1]);
+    let msg = panic_message(|| lax::conv_general_dilated(&lhs, &rhs, [1, 2], "SAME", options));
+    assert!(msg.starts_with("conv_general_dilated:"), "{msg}");
+    let options = lax::ConvOptions::default().rhs_dilation([1, usize::MAX]);
+    let y = lax::conv_general_dilated(&lhs, &rhs, [1, 2], "SAME", options);
+    assert_eq!(y.shape(), &[1, 2, 4, 1]);
+    let options = lax::ConvOptions::default().lhs_dilation([usize::MAX, 1]);
+    let msg =
+        panic_message(|| lax::conv_general_dilated(&lhs, &rhs, [1, 1], [(0, 0), (0, 0)], options));
+    assert!(msg.starts_with("conv_general_dilated:") && msg.contains("too long"), "{msg}");
+}
+
+#[jit]
+fn jitted_pad(x: &Array) -> Array {
+    jnp::pad(x, (3usize, 2usize), 0)
+}
+
+#[test]
+fn out_of_memory_inside_a_jit_names_the_op_and_its_line() {
+    // Valid, but 1.4 PB: the failing allocation is pad's, at the traced line.
+    let z = jnp::zeros_dtype([3, 3, 1 << 40, 0], DType::U32);
+    let msg = panic_message(|| jitted_pad(&z));
+    assert!(msg.starts_with("pad (result uint32(8, 8, 1099511627781, 5)"), "{msg}");
+    assert!(msg.contains("in traced code at tests/safety.rs") && msg.contains("out of memory"));
+}
+
+#[jit]
+fn times_one(x: &Array) -> Array {
+    x * 1.0
+}
+
+#[test]
+fn multiplying_a_signalling_nan_by_one_quiets_it_under_jit_as_eagerly() {
+    let snan = Array::from(f32::from_bits(0x7f80_0001));
+    let eager = (&snan * 1.0).item::<f32>().unwrap().to_bits();
+    assert_eq!(eager, 0x7fc0_0001, "the product quiets the NaN");
+    assert_eq!(times_one(&snan).item::<f32>().unwrap().to_bits(), eager);
+}

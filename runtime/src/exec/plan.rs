@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::cpu::{fused, parts};
+use super::cpu::{alloc, fused, parts};
 use super::fusion::{self, Step};
 use super::schedule;
 use crate::array::Array;
@@ -305,7 +305,18 @@ fn eval(p: &Program, i: usize, outputs: &[Aval], env: &[Option<Array>]) -> Vec<A
             Atom::Const(c) => c,
         })
         .collect();
-    eqn.prim.eval(&inputs, outputs)
+    // An allocation that fails inside the kernels is reported as this op's (with the traced
+    // line that bound it), as eagerly, rather than as the whole function's.
+    let op = || {
+        let result = crate::primitives::describe(outputs);
+        match eqn.span {
+            Some(span) => {
+                format!("{} (result {result}, in traced code at {span})", eqn.prim.name())
+            }
+            None => format!("{} (result {result})", eqn.prim.name()),
+        }
+    };
+    alloc::named(op, || eqn.prim.eval(&inputs, outputs))
 }
 
 /// Binds a fused group's outputs, its reduction's result and the reshaped views of them that

@@ -54,8 +54,8 @@ fn rounding(op: UnaryOp, name: &str, x: &Array) -> Array {
 }
 
 #[track_caller]
-fn binary(op: BinaryOp, a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    let operands = [a.into_array(), b.into_array()];
+fn binary(op: BinaryOp, name: &str, a: impl ArrayLike, b: impl ArrayLike) -> Array {
+    let operands = [a.into_operand(name), b.into_operand(name)];
     let promoted =
         if op.needs_float() { promote_inexact(&operands) } else { promote_all(&operands) };
     bind1(&op, &[&promoted[0], &promoted[1]])
@@ -167,7 +167,7 @@ pub fn softplus(x: &Array) -> Array {
 /// kinks would cancel to 0 there).
 #[track_caller]
 pub fn logaddexp(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    let ops = promote_inexact(&[a.into_array(), b.into_array()]);
+    let ops = promote_inexact(&[a.into_operand("logaddexp"), b.into_operand("logaddexp")]);
     let (a, b) = (ops[0].clone(), ops[1].clone());
     if !crate::ir::trace::is_tracing() {
         // Only traced values are differentiated; eager ones need no rule.
@@ -203,7 +203,9 @@ macro_rules! binary_fns {
     ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
         $(#[$doc])*
         #[track_caller]
-        pub fn $name(a: impl ArrayLike, b: impl ArrayLike) -> Array { binary(BinaryOp::$op, a, b) }
+        pub fn $name(a: impl ArrayLike, b: impl ArrayLike) -> Array {
+            binary(BinaryOp::$op, stringify!($name), a, b)
+        }
     )*};
 }
 
@@ -245,20 +247,20 @@ binary_fns! {
 /// True division: integers are promoted to the default float first (`i32 / i32` is `f32`).
 #[track_caller]
 pub fn divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    let ops = promote_inexact(&[a.into_array(), b.into_array()]);
+    let ops = promote_inexact(&[a.into_operand("divide"), b.into_operand("divide")]);
     bind1(&BinaryOp::Div, &[&ops[0], &ops[1]])
 }
 
 /// `a ** b` with array exponents; integer operands stay integers.
 #[track_caller]
 pub fn pow(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    binary(BinaryOp::Pow, a, b)
+    binary(BinaryOp::Pow, "pow", a, b)
 }
 
 /// Division rounded toward negative infinity, like Python's `//`.
 #[track_caller]
 pub fn floor_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    let ops = promote_all(&[a.into_array(), b.into_array()]);
+    let ops = promote_all(&[a.into_operand("floor_divide"), b.into_operand("floor_divide")]);
     let (a, b) = (&ops[0], &ops[1]);
     if a.dtype().is_unsigned_int() {
         return bind1(&BinaryOp::Div, &[a, b]);
@@ -279,7 +281,7 @@ pub fn floor_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
 /// the dividend).
 #[track_caller]
 pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    let ops = promote_all(&[a.into_array(), b.into_array()]);
+    let ops = promote_all(&[a.into_operand("remainder"), b.into_operand("remainder")]);
     let (a, b) = (&ops[0], &ops[1]);
     if a.dtype().is_float() {
         return float_divmod(a, b).1;
@@ -317,14 +319,14 @@ fn nonzero_divisor(b: &Array) -> Array {
 /// `i32::MIN`, as XLA defines them.
 #[track_caller]
 pub fn trunc_divide(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    binary(BinaryOp::Div, a, b)
+    binary(BinaryOp::Div, "trunc_divide", a, b)
 }
 
 /// C-style remainder with the sign of the dividend (`jnp.fmod`). An integer remainder by zero
 /// is 0, as in JAX and NumPy; [`lax::rem`](crate::lax::rem) gives the dividend there instead.
 #[track_caller]
 pub fn fmod(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    let ops = promote_all(&[a.into_array(), b.into_array()]);
+    let ops = promote_all(&[a.into_operand("fmod"), b.into_operand("fmod")]);
     let (a, b) = (&ops[0], &ops[1]);
     if a.dtype().is_float() {
         return bind1(&BinaryOp::Rem, &[a, b]);
@@ -336,7 +338,7 @@ pub fn fmod(a: impl ArrayLike, b: impl ArrayLike) -> Array {
 /// is `x`, `i32::MIN % -1` is 0).
 #[track_caller]
 pub(crate) fn rem_primitive(a: impl ArrayLike, b: impl ArrayLike) -> Array {
-    binary(BinaryOp::Rem, a, b)
+    binary(BinaryOp::Rem, "rem", a, b)
 }
 
 /// Elementwise choice: `on_true` where `condition` holds, else `on_false` (`jnp.where`).
@@ -346,9 +348,9 @@ pub fn where_(
     on_true: impl ArrayLike,
     on_false: impl ArrayLike,
 ) -> Array {
-    let c = condition.into_array();
+    let c = condition.into_operand("where");
     let c = if c.dtype() == DType::Bool { c } else { not_equal(&c, 0) };
-    let branches = promote_all(&[on_true.into_array(), on_false.into_array()]);
+    let branches = promote_all(&[on_true.into_operand("where"), on_false.into_operand("where")]);
     bind1(&Select, &[&c, &branches[0], &branches[1]])
 }
 

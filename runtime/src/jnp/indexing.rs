@@ -62,41 +62,48 @@ impl SliceElem {
 macro_rules! slice_elem_from_int {
     ($($t:ty),*) => {$(
         impl From<$t> for SliceElem {
-            fn from(i: $t) -> SliceElem { SliceElem::Index(i as isize) }
+            fn from(i: $t) -> SliceElem { SliceElem::Index(saturate(i as i128)) }
         }
         impl From<Range<$t>> for SliceElem {
             fn from(r: Range<$t>) -> SliceElem {
-                SliceElem::Range { start: Some(r.start as isize), end: Some(r.end as isize), step: 1 }
+                SliceElem::Range { start: Some(saturate(r.start as i128)), end: Some(saturate(r.end as i128)), step: 1 }
             }
         }
         impl From<RangeFrom<$t>> for SliceElem {
             fn from(r: RangeFrom<$t>) -> SliceElem {
-                SliceElem::Range { start: Some(r.start as isize), end: None, step: 1 }
+                SliceElem::Range { start: Some(saturate(r.start as i128)), end: None, step: 1 }
             }
         }
         impl From<RangeTo<$t>> for SliceElem {
             fn from(r: RangeTo<$t>) -> SliceElem {
-                SliceElem::Range { start: None, end: Some(r.end as isize), step: 1 }
+                SliceElem::Range { start: None, end: Some(saturate(r.end as i128)), step: 1 }
             }
         }
         impl From<RangeInclusive<$t>> for SliceElem {
             fn from(r: RangeInclusive<$t>) -> SliceElem {
-                SliceElem::Range { start: Some(*r.start() as isize), end: inclusive_end(*r.end() as isize), step: 1 }
+                SliceElem::Range { start: Some(saturate(*r.start() as i128)), end: inclusive_end(saturate(*r.end() as i128)), step: 1 }
             }
         }
         impl From<RangeToInclusive<$t>> for SliceElem {
             fn from(r: RangeToInclusive<$t>) -> SliceElem {
-                SliceElem::Range { start: None, end: inclusive_end(r.end as isize), step: 1 }
+                SliceElem::Range { start: None, end: inclusive_end(saturate(r.end as i128)), step: 1 }
             }
         }
     )*};
 }
 slice_elem_from_int!(i32, i64, isize, usize);
 
-/// The exclusive end after inclusive end `e`: `..=-1` runs to the end of the axis.
+/// An integer position as an `isize`: one past `isize`'s range (a `usize` above
+/// `isize::MAX`) saturates, since it is past the end of every axis either way.
+fn saturate(i: i128) -> isize {
+    i.clamp(isize::MIN as i128, isize::MAX as i128) as isize
+}
+
+/// The exclusive end after inclusive end `e`: `..=-1` runs to the end of the axis, and so does
+/// `..=isize::MAX`.
 #[track_caller]
 fn inclusive_end(e: isize) -> Option<isize> {
-    if e == -1 {
+    if e == -1 || e == isize::MAX {
         None
     } else {
         Some(e + 1)
@@ -219,6 +226,9 @@ fn resolve_range(
     let (s, e) = (start.map_or(0, bound), end.map_or(n, bound));
     let count = (e - s).max(0).unsigned_abs().div_ceil(step.unsigned_abs());
     let first = if step > 0 { s } else { (e - 1).max(0) };
+    // A step past the axis reaches one element at most, as a step of 1 (or -1) would; so
+    // every step kept is below the extent and its products with it cannot overflow.
+    let step = if count <= 1 { step.signum() } else { step };
     AxisIndex::Range { first: first as usize, step, count }
 }
 

@@ -1,7 +1,7 @@
 //! Matrix products: `dot`, `matmul`, `outer`, `tensordot` and `einsum`, all lowered to the
 //! `dot_general` primitive.
 
-use super::{broadcast_to, promote_all, sum_axes, transpose};
+use super::{broadcast_to, promote_all_for, sum_axes, transpose};
 use crate::primitives::{bind1, DotGeneral};
 use crate::shape::broadcast_shapes;
 use crate::shape::ShapeDisplay;
@@ -9,12 +9,13 @@ use crate::Array;
 
 #[track_caller]
 fn dot_general(
+    op: &str,
     a: &Array,
     b: &Array,
     contract: (&[usize], &[usize]),
     batch: (&[usize], &[usize]),
 ) -> Array {
-    let ops = promote_all(&[a.clone(), b.clone()]);
+    let ops = promote_all_for(op, &[a.clone(), b.clone()]);
     let prim = DotGeneral {
         lhs_contract: contract.0.to_vec(),
         rhs_contract: contract.1.to_vec(),
@@ -39,7 +40,7 @@ pub fn dot(a: &Array, b: &Array) -> Array {
     }
     let b_axis = if b.ndim() == 1 { 0 } else { b.ndim() - 2 };
     check_contracted("dot", a, a.ndim() - 1, b, b_axis);
-    dot_general(a, b, (&[a.ndim() - 1], &[b_axis]), (&[], &[]))
+    dot_general("dot", a, b, (&[a.ndim() - 1], &[b_axis]), (&[], &[]))
 }
 
 /// NumPy's `matmul` (`a @ b`): matrix products over the last two axes, with the leading
@@ -83,7 +84,7 @@ pub fn matmul(a: &Array, b: &Array) -> Array {
     let (a3, b3) = (full(&a2, ra), full(&b2, rb));
     let nb = batch.len();
     let batch_axes: Vec<usize> = (0..nb).collect();
-    let out = dot_general(&a3, &b3, (&[nb + 1], &[nb]), (&batch_axes, &batch_axes));
+    let out = dot_general("matmul", &a3, &b3, (&[nb + 1], &[nb]), (&batch_axes, &batch_axes));
     // Drop the axes that 1-D operands were given.
     let mut shape: Vec<isize> = out.shape().iter().map(|&d| d as isize).collect();
     if b.ndim() == 1 {
@@ -164,7 +165,7 @@ pub fn tensordot(a: &Array, b: &Array, axes: impl Into<TensordotAxes>) -> Array 
     for (&x, &y) in la.iter().zip(&lb) {
         check_contracted("tensordot", a, x, b, y);
     }
-    dot_general(a, b, (&la, &lb), (&[], &[]))
+    dot_general("tensordot", a, b, (&la, &lb), (&[], &[]))
 }
 
 /// Einstein summation over one or two operands (`jnp.einsum`), e.g. `"ij,jk->ik"`,
@@ -336,6 +337,7 @@ fn einsum_two(a: (&[char], &Array), b: (&[char], &Array), output: &[char]) -> Ar
         set.iter().map(|c| letters.iter().position(|l| l == c).unwrap()).collect()
     };
     let out = dot_general(
+        "einsum",
         &a_arr,
         &b_arr,
         (&pos(&la, &contract), &pos(&lb, &contract)),

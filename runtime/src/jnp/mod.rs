@@ -28,6 +28,17 @@ use crate::{Array, DType};
 /// (which becomes a weakly typed 0-d array, as a Python scalar does in JAX).
 pub trait ArrayLike {
     fn into_array(self) -> Array;
+
+    /// [`into_array`](ArrayLike::into_array) for an operand of the function `op`, which a
+    /// refusal (a Rust integer outside `int64`) names.
+    #[track_caller]
+    fn into_operand(self, op: &str) -> Array
+    where
+        Self: Sized,
+    {
+        let _ = op;
+        self.into_array()
+    }
 }
 
 impl ArrayLike for Array {
@@ -57,9 +68,18 @@ macro_rules! weak_integer_like {
         impl ArrayLike for $t {
             #[track_caller]
             fn into_array(self) -> Array {
+                self.into_operand("array")
+            }
+            #[track_caller]
+            fn into_operand(self, op: &str) -> Array {
                 match i64::try_from(self) {
                     Ok(v) => Array::weak_scalar(v),
-                    Err(_) => panic!("the integer {self} does not fit in int64"),
+                    Err(_) => panic!(
+                        "{op}: the integer {self} ({}) does not fit in int64, the dtype a Rust \
+                         integer operand takes (JAX raises OverflowError); pass an array of \
+                         dtype uint64 or a float instead",
+                        stringify!($t)
+                    ),
                 }
             }
         }
@@ -78,6 +98,18 @@ impl ArrayLike for bool {
 pub(crate) fn promote_all(arrays: &[Array]) -> Vec<Array> {
     let kinds: Vec<(DType, bool)> = arrays.iter().map(|a| (a.dtype(), a.is_weak())).collect();
     let (dtype, weak) = crate::dtype::promote(&kinds);
+    arrays.iter().map(|a| convert(a, dtype, weak)).collect()
+}
+
+/// [`promote_all`] for the operands of `op`, which is named when an operand's shape cannot
+/// hold the promoted dtype (a wider dtype can take an empty array past `isize::MAX` bytes).
+#[track_caller]
+pub(crate) fn promote_all_for(op: &str, arrays: &[Array]) -> Vec<Array> {
+    let kinds: Vec<(DType, bool)> = arrays.iter().map(|a| (a.dtype(), a.is_weak())).collect();
+    let (dtype, weak) = crate::dtype::promote(&kinds);
+    for a in arrays {
+        crate::shape::check(op, a.shape(), dtype);
+    }
     arrays.iter().map(|a| convert(a, dtype, weak)).collect()
 }
 

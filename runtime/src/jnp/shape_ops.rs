@@ -564,11 +564,23 @@ pub fn pad(x: &Array, widths: impl PadWidths, value: impl ArrayLike) -> Array {
         );
     }
     let value = convert(&value, x.dtype(), false);
-    let p = Pad {
-        low: widths.iter().map(|w| w.0 as i64).collect(),
-        high: widths.iter().map(|w| w.1 as i64).collect(),
-        interior: vec![0; x.ndim()],
-    };
+    // A width past i64::MAX cannot be a padding (the primitive's widths are signed, negative
+    // ones cropping); no array is that long anyway.
+    let (mut low, mut high) = (Vec::new(), Vec::new());
+    for &(before, after) in &widths {
+        match (i64::try_from(before), i64::try_from(after)) {
+            (Ok(b), Ok(a)) => {
+                low.push(b);
+                high.push(a);
+            }
+            _ => panic!(
+                "pad: widths ({before}, {after}) on an array of shape {} make it longer than \
+                 any array can be",
+                ShapeDisplay(x.shape())
+            ),
+        }
+    }
+    let p = Pad { low, high, interior: vec![0; x.ndim()] };
     bind1(&p, &[x, &value])
 }
 

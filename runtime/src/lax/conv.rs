@@ -69,9 +69,13 @@ impl Padding {
     #[track_caller]
     pub fn pairs(&self, input: &[usize], window: &[usize], strides: &[usize]) -> Vec<(i64, i64)> {
         let same = |d: usize, lower: bool| {
-            let (input, window, stride) = (input[d] as i64, window[d] as i64, strides[d] as i64);
+            // In i128, where nothing overflows; the total is below the window's span, so it
+            // fits an i64 whenever the span does.
+            let (input, window, stride) =
+                (input[d] as i128, window[d] as i128, strides[d].max(1) as i128);
             let out = (input + stride - 1) / stride;
             let total = ((out - 1) * stride + window - input).max(0);
+            let total = i64::try_from(total).unwrap_or(i64::MAX);
             let (small, large) = (total / 2, total - total / 2);
             if lower {
                 (large, small)
@@ -375,9 +379,18 @@ fn resolve_padding(
         .iter()
         .zip(rhs_dilation)
         .map(|(&a, &d)| match rhs.shape()[a] {
-            0 => 0,
-            k => (k - 1) * d + 1,
+            0 => Some(0),
+            k => (k - 1)
+                .checked_mul(d)
+                .and_then(|w| w.checked_add(1))
+                .filter(|&w| w <= i64::MAX as usize),
         })
-        .collect();
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| {
+            format!(
+                "the kernel's window, dilated by rhs_dilation {rhs_dilation:?}, spans more \
+                 positions than can be indexed (i64::MAX)"
+            )
+        })?;
     Ok(padding.pairs(&input, &window, strides))
 }

@@ -226,11 +226,26 @@ impl ConvGeneralDilated {
     }
 
     /// The output extent of spatial dimension `d`, or why the window does not fit.
+    ///
+    /// Computed in `i128`, where no sum or product of these 64-bit values overflows; the
+    /// dilated and padded input, the window's span and the output must each count at most
+    /// `i64::MAX` positions, so that the kernels' position arithmetic (in `i64`) is exact.
     fn output_extent(&self, d: usize, input: usize, window: usize) -> Result<usize, String> {
         let (lo, hi) = self.padding[d];
-        let dilated = dilate(input, self.lhs_dilation[d]) as i64;
-        let padded = dilated + lo + hi;
-        let span = dilate(window, self.rhs_dilation[d]) as i64;
+        let dilate =
+            |n: usize, by: usize| if n == 0 { 0 } else { (n as i128 - 1) * by as i128 + 1 };
+        let dilated = dilate(input, self.lhs_dilation[d]);
+        let padded = dilated + lo as i128 + hi as i128;
+        let span = dilate(window, self.rhs_dilation[d]);
+        let limit = i64::MAX as i128;
+        if dilated > limit || padded > limit || span > limit {
+            return Err(format!(
+                "spatial dimension {d} is too long to index: the input of {input} elements, \
+                 dilated by {} and padded by ({lo}, {hi}), spans {padded} positions, and the \
+                 window of {window} dilated by {} spans {span}; at most {limit} are possible",
+                self.lhs_dilation[d], self.rhs_dilation[d]
+            ));
+        }
         if padded < 0 {
             return Err(format!(
                 "padding ({lo}, {hi}) of spatial dimension {d} crops more than its {dilated} \
@@ -244,7 +259,7 @@ impl ConvGeneralDilated {
                 self.rhs_dilation[d]
             ));
         }
-        Ok(((padded - span) / self.window_strides[d] as i64 + 1) as usize)
+        Ok(((padded - span) / self.window_strides[d] as i128 + 1) as usize)
     }
 
     /// The convolution's geometry for operands of these shapes, or why they do not fit.

@@ -467,6 +467,13 @@ impl Slice {
             })
             .collect()
     }
+
+    /// The steps that reach the elements of a result of shape `out`: an axis with at most one
+    /// element takes none, so its step (which may be as large as `usize::MAX`) counts as 1,
+    /// and every other step is below its axis's extent, so offsets stay inside the operand.
+    fn steps(&self, out: &[usize]) -> Vec<usize> {
+        self.strides.iter().zip(out).map(|(&st, &n)| if n <= 1 { 1 } else { st }).collect()
+    }
 }
 
 impl Primitive for Slice {
@@ -476,7 +483,8 @@ impl Primitive for Slice {
         let out = self.out_shape(x).ok()?;
         let from = row_major_strides(&x.shape);
         let offset = self.start_indices.iter().zip(&from).map(|(&s, &f)| s * f as usize).sum();
-        let strides = self.strides.iter().zip(&from).map(|(&step, &f)| step as isize * f).collect();
+        let strides =
+            self.steps(&out).iter().zip(&from).map(|(&step, &f)| step as isize * f).collect();
         Some(one_region(0, &out, Strided { offset, strides }, Strided::row_major(&out)))
     }
 
@@ -516,7 +524,7 @@ impl Primitive for Slice {
         let own = contiguous_strides(x.shape());
         let offset: usize = self.start_indices.iter().zip(&own).map(|(s, o)| s * o).sum();
         let strides: Vec<isize> =
-            self.strides.iter().zip(&own).map(|(&s, &o)| (s * o) as isize).collect();
+            self.steps(&out.shape).iter().zip(&own).map(|(&s, &o)| (s * o) as isize).collect();
         let buffer = crate::with_buffer!(x.buffer(), |v: T| {
             T::wrap(copy::strided_copy(v, offset, &strides, &out.shape))
         });
@@ -716,11 +724,19 @@ impl Primitive for Pad {
         }
         let shape = (0..rank)
             .map(|ax| {
-                let n = x.shape[ax] as i64;
-                let len = low[ax] + high[ax] + n + (n - 1).max(0) * interior[ax] as i64;
+                // In i128, where no sum or product of these 64-bit values overflows.
+                let n = x.shape[ax] as i128;
+                let len =
+                    low[ax] as i128 + high[ax] as i128 + n + (n - 1).max(0) * interior[ax] as i128;
+                if len < 0 {
+                    return Err(format!(
+                        "padding low {low:?} and high {high:?} crops axis {ax} of {x} below zero"
+                    ));
+                }
                 usize::try_from(len).map_err(|_| {
                     format!(
-                        "padding low {low:?} and high {high:?} crops axis {ax} of {x} below zero"
+                        "padding low {low:?}, high {high:?} and interior {interior:?} make axis \
+                         {ax} of {x} longer than any array can be ({len} elements)"
                     )
                 })
             })

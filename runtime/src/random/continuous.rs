@@ -170,7 +170,7 @@ pub fn bernoulli(key: &Key, p: impl ArrayLike, shape: impl AsRef<[usize]>) -> Ar
     // A Rust scalar is weakly typed and takes the default float type, as a Python float does.
     let dtype = if p.is_weak() { DType::F32 } else { p.dtype() };
     let p = bound("bernoulli", "p", p, dtype, shape);
-    jnp::less(uniform_dtype(key, shape, dtype), &p)
+    jnp::less(unit_uniform("bernoulli", key, shape, dtype), &p)
 }
 
 /// Binds the `random_sample` primitive for `sampler` on a single key and its bounds.
@@ -189,6 +189,13 @@ pub(super) fn sample(
     let mut operands = vec![data];
     operands.extend_from_slice(params);
     bind1(&prim, &operands)
+}
+
+/// [`uniform_dtype`] for a sampler built on it, which its refusals name.
+#[track_caller]
+pub(super) fn unit_uniform(op: &str, key: &Key, shape: &[usize], dtype: DType) -> Array {
+    let (lo, hi) = (Array::from(0.0f64).astype(dtype), Array::from(1.0f64).astype(dtype));
+    sample(op, Sampler::Uniform, key, shape, dtype, &[&lo, &hi])
 }
 
 #[track_caller]

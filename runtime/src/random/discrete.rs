@@ -1,14 +1,14 @@
 //! Integer and index samplers: `randint`, `permutation`, `choice`, `categorical`.
 
-use super::continuous::{check_float, sample};
-use super::host::{argmax_axis, cumsum, searchsorted_left, sort_by_keys, take_axis, top_k};
-use super::{bits_dtype, split, uniform_dtype, Key};
+use super::continuous::{check_float, sample, unit_uniform};
+use super::{bits_dtype, split, Key};
 use crate::array::Array;
 use crate::dtype::DType;
-use crate::exec::cpu::samplers::SampleFloat;
-use crate::jnp::{self, ArrayLike};
-use crate::primitives::random::{broadcast_to, Sampler};
-use crate::shape::{broadcast_shapes, normalize_axis, size, ShapeDisplay};
+use crate::jnp::{self, ArrayLike, IndexMode};
+use crate::lax;
+use crate::primitives::random::{Sampler, SortKeyValue};
+use crate::primitives::{bind1, Iota, Slice};
+use crate::shape::{broadcast_shapes, normalize_axis, ShapeDisplay};
 
 /// Uniform `int32` values in `[minval, maxval)` (`jax.random.randint(key, shape, minval,
 /// maxval)`); the bounds are integers or integer arrays that broadcast to `shape`.
@@ -57,6 +57,8 @@ pub fn randint_dtype(
     if !dtype.is_int() {
         panic!("randint: dtype must be an integer type, got {dtype}");
     }
+    // The draws are words of at least 32 bits, as wide as any result element.
+    crate::shape::check("randint", shape, word_dtype(dtype.size_of() * 8));
     let narrow = dtype.size_of() < 4;
     let lo = int_bound("minval", minval, shape, narrow);
     let hi = int_bound("maxval", maxval, shape, narrow);
@@ -64,18 +66,19 @@ pub fn randint_dtype(
         return randint_bits(key, &lo, &hi, shape, dtype);
     }
     let (min, max) = int_range(dtype);
-    let clip =
-        |v: &[i128], top: i128| -> Vec<i128> { v.iter().map(|&x| x.clamp(min, top)).collect() };
+    let clip = |v: &Array, top: i128| {
+        jnp::clip(v, int_scalar(min, DType::I32), int_scalar(top, DType::I32))
+    };
     randint_bits(key, &clip(&lo, max), &clip(&hi, max + 1), shape, DType::I32).astype(dtype)
 }
 
-/// An integer bound broadcast to `shape`, with its exact value: `int64` for signed integers,
-/// `uint64` for unsigned ones and `int64` truncation for floats (JAX's `astype(int)` under
-/// x64). With `narrow`, the value is instead the bound converted to `int32`, as JAX converts
-/// the bounds of 8- and 16-bit samples.
+/// An integer bound, checked to broadcast to `shape`, with its exact value: `int64` for signed
+/// integers, `uint64` for unsigned ones and `int64` truncation for floats (JAX's `astype(int)`
+/// under x64). With `narrow`, the value is instead the bound converted to `int32`, as JAX
+/// converts the bounds of 8- and 16-bit samples.
 #[track_caller]
-fn int_bound(name: &str, x: impl ArrayLike, shape: &[usize], narrow: bool) -> Vec<i128> {
-    let x = x.into_array();
+fn int_bound(name: &str, x: impl ArrayLike, shape: &[usize], narrow: bool) -> Array {
+    let x = x.into_operand("randint");
     if x.dtype().is_bool() {
         panic!("randint: {name} must be an integer, got bool");
     }
@@ -86,16 +89,14 @@ fn int_bound(name: &str, x: impl ArrayLike, shape: &[usize], narrow: bool) -> Ve
             ShapeDisplay(shape)
         );
     }
-    let wide = |v: Vec<i64>| v.into_iter().map(i128::from).collect();
     if narrow {
-        return wide(broadcast_to::<i64>(&x.astype(DType::I32).astype(DType::I64), shape));
-    }
-    if x.dtype().is_unsigned_int() {
+        x.astype(DType::I32)
+    } else if x.dtype().is_unsigned_int() {
         // Through int64 the values above i64::MAX would wrap negative.
-        let v = broadcast_to::<u64>(&x.astype(DType::U64), shape);
-        return v.into_iter().map(i128::from).collect();
+        x.astype(DType::U64)
+    } else {
+        x.astype(DType::I64)
     }
-    wide(broadcast_to::<i64>(&x.astype(DType::I64), shape))
 }
 
 /// The smallest and largest values of an integer dtype.
@@ -108,51 +109,78 @@ fn int_range(dtype: DType) -> (i128, i128) {
     }
 }
 
-/// JAX's `_randint` for a 32- or 64-bit `dtype`: two draws of `nbits` bits, combined as
-/// `(hi % span * (2^nbits % span) + lo % span) % span` in unsigned `nbits`-bit arithmetic.
-#[track_caller]
-fn randint_bits(key: &Key, lo: &[i128], hi: &[i128], shape: &[usize], dtype: DType) -> Array {
-    let nbits = dtype.size_of() * 8;
-    let mask = if nbits == 64 { u64::MAX } else { (1u64 << nbits) - 1 };
-    let (min, max) = int_range(dtype);
-    let keys = split(key, 2);
-    let word = if nbits == 64 { DType::U64 } else { DType::U32 };
-    let draw = |k: &Key| bits_dtype(k, shape, word).astype(DType::U64).to_vec::<u64>().unwrap();
-    let (higher, lower) = (draw(&keys.get(0)), draw(&keys.get(1)));
-    let words: Vec<u64> = (0..lo.len())
-        .map(|i| {
-            // Bounds are clipped into the dtype; a maxval above its maximum widens the span by
-            // one, so that the maximum itself can be drawn.
-            let out_of_range = hi[i] > max;
-            let (l, h) = (lo[i].clamp(min, max), hi[i].clamp(min, max));
-            let (lw, hw) = (l as u64 & mask, h as u64 & mask);
-            // An empty range (maxval <= minval) has span 1, which always gives minval.
-            let mut span = if h <= l { 1 } else { hw.wrapping_sub(lw) & mask };
-            if out_of_range && h > l {
-                span = span.wrapping_add(1) & mask;
-            }
-            let m = urem(1u64 << (nbits / 2), span);
-            let m = urem(m.wrapping_mul(m) & mask, span);
-            let offset = urem(higher[i], span).wrapping_mul(m).wrapping_add(urem(lower[i], span));
-            lw.wrapping_add(urem(offset & mask, span)) & mask
-        })
-        .collect();
-    let out = Array::from_shape_vec(shape, words);
-    // The words hold the result's bits; wrapping conversion reinterprets them.
-    match dtype {
-        DType::U64 => out,
-        DType::I64 => out.astype(DType::I64),
-        d => out.astype(DType::U32).astype(d),
+/// `v` as a 0-d array of the integer `dtype`, whose range holds it.
+fn int_scalar(v: i128, dtype: DType) -> Array {
+    if dtype.is_unsigned_int() {
+        Array::from(v as u64).astype(dtype)
+    } else {
+        Array::from(v as i64).astype(dtype)
     }
 }
 
-/// XLA's unsigned remainder, where `x % 0 == x`.
-fn urem(x: u64, span: u64) -> u64 {
-    if span == 0 {
-        x
+/// The unsigned type of `nbits`-bit random words (32 bits for narrower samples).
+fn word_dtype(nbits: usize) -> DType {
+    if nbits == 64 {
+        DType::U64
     } else {
-        x % span
+        DType::U32
     }
+}
+
+/// `x` clamped into the range of `dtype` and converted to it (JAX's
+/// `_convert_and_clip_integer`): the clamp runs in `x`'s dtype, to the part of `dtype`'s range
+/// it can hold.
+fn convert_and_clip(x: &Array, dtype: DType) -> Array {
+    let ((min, max), (xmin, xmax)) = (int_range(dtype), int_range(x.dtype()));
+    let (lo, hi) = (int_scalar(min.max(xmin), x.dtype()), int_scalar(max.min(xmax), x.dtype()));
+    jnp::clip(x, lo, hi).astype(dtype)
+}
+
+/// JAX's `_randint` for a 32- or 64-bit `dtype`: two draws of `nbits` bits, combined as
+/// `(hi % span * (2^nbits % span) + lo % span) % span` in unsigned `nbits`-bit arithmetic,
+/// with `lax.rem`'s `x % 0 == x` (a span of 2^nbits wraps to 0). Bounds are `int64`, `uint64`
+/// or `int32` arrays that broadcast to `shape`; it is all array operations, so it traces.
+#[track_caller]
+fn randint_bits(key: &Key, lo: &Array, hi: &Array, shape: &[usize], dtype: DType) -> Array {
+    let nbits = dtype.size_of() * 8;
+    let word = word_dtype(nbits);
+    let (_, max) = int_range(dtype);
+    // A maxval above the dtype's maximum widens the span by one, so that the maximum itself
+    // can be drawn.
+    let hi_max = max.min(int_range(hi.dtype()).1);
+    let out_of_range = jnp::greater(hi, int_scalar(hi_max, hi.dtype()));
+    let (l, h) = (convert_and_clip(lo, dtype), convert_and_clip(hi, dtype));
+    let (lw, hw) = (l.astype(word), h.astype(word));
+    let nonempty = jnp::greater(&h, &l);
+    // An empty range (maxval <= minval) has span 1, which always gives minval.
+    let span = jnp::where_(&nonempty, jnp::subtract(&hw, &lw), int_scalar(1, word));
+    let span = jnp::where_(
+        jnp::logical_and(&out_of_range, &nonempty),
+        jnp::add(&span, int_scalar(1, word)),
+        &span,
+    );
+    let m = lax::rem(int_scalar(1i128 << (nbits / 2), word), &span);
+    let m = lax::rem(jnp::multiply(&m, &m), &span);
+    let keys = split(key, 2);
+    let higher = bits_dtype(&keys.get(0), shape, word);
+    let lower = bits_dtype(&keys.get(1), shape, word);
+    let offset = jnp::add(jnp::multiply(lax::rem(&higher, &span), &m), lax::rem(&lower, &span));
+    let offset = lax::rem(&offset, &span);
+    // The words hold the result's bits; wrapping conversion reinterprets them.
+    jnp::add(&lw, &offset).astype(dtype)
+}
+
+/// `n` as the number of `int32` indices `op` makes, which must all fit in `int32`.
+#[track_caller]
+fn index_count(op: &str, n: usize, what: &str) -> usize {
+    if n > i32::MAX as usize {
+        panic!(
+            "{op}: {what} has {n} elements, but its indices are int32, which count at most \
+             {} (JAX raises OverflowError)",
+            i32::MAX
+        );
+    }
+    n
 }
 
 /// A random permutation of `0..n` as `int32` (`jax.random.permutation(key, n)`).
@@ -169,7 +197,8 @@ fn urem(x: u64, span: u64) -> u64 {
 #[track_caller]
 pub fn permutation(key: &Key, n: usize) -> Array {
     key.single("permutation");
-    shuffle(key, &jnp::arange(n as i32), 0)
+    let n = index_count("permutation", n, "the range 0..n");
+    shuffled_indices(key, &[n], 0)
 }
 
 /// `x` randomly permuted along `axis` (`jax.random.permutation(key, x, axis, independent)`):
@@ -182,29 +211,43 @@ pub fn permutation_array(key: &Key, x: &Array, axis: isize, independent: bool) -
         panic!("permutation: x must be at least 1-D (use permutation(key, n) to permute 0..n)");
     }
     let axis = normalize_axis("permutation", axis, x.ndim());
+    index_count("permutation", x.shape()[axis], &format!("axis {axis} of x"));
     if independent || x.ndim() == 1 {
-        return shuffle(key, x, axis);
+        // Sorting x by the keys is gathering it at the sorted order of its positions.
+        let order = shuffled_indices(key, x.shape(), axis);
+        return jnp::take_along_axis(x, &order, axis as isize);
     }
-    let order = shuffle(key, &jnp::arange(x.shape()[axis] as i32), 0);
-    take_axis(x, &indices(&order), axis)
+    let order = shuffled_indices(key, &[x.shape()[axis]], 0);
+    jnp::take(x, &order, Some(axis as isize))
 }
 
-/// JAX's `_shuffle`: rounds of stable sorts by random 32-bit keys.
-fn shuffle(key: &Key, x: &Array, axis: usize) -> Array {
-    let rounds = (3.0 * (x.size().max(1) as f64).ln() / (u32::MAX as f64).ln()).ceil() as usize;
-    let (mut key, mut x) = (key.clone(), x.clone());
+/// JAX's `_shuffle` of an array of `shape` along `axis`, as the `int32` positions along `axis`
+/// that its elements come from: rounds of stable sorts by random 32-bit keys, as many as make
+/// collisions negligible (one up to 1625 elements).
+#[track_caller]
+fn shuffled_indices(key: &Key, shape: &[usize], axis: usize) -> Array {
+    let n = crate::shape::check("permutation", shape, DType::U32);
+    let rounds = (3.0 * (n.max(1) as f64).ln() / (u32::MAX as f64).ln()).ceil() as usize;
+    let (mut key, mut order) = (
+        key.clone(),
+        bind1(&Iota { dtype: DType::I32, shape: shape.to_vec(), dimension: axis }, &[]),
+    );
     for _ in 0..rounds {
         let keys = split(&key, 2);
         key = keys.get(0);
-        let sort_keys = bits_dtype(&keys.get(1), x.shape(), DType::U32);
-        x = sort_by_keys(sort_keys.as_slice::<u32>().expect("bits are uint32"), &x, axis);
+        let sort_keys = bits_dtype(&keys.get(1), shape, DType::U32);
+        order = bind1(&SortKeyValue { axis, descending: false }, &[&sort_keys, &order]);
     }
-    x
+    order
 }
 
-/// An integer index array as `usize`s.
-fn indices(idx: &Array) -> Vec<usize> {
-    idx.astype(DType::I64).to_vec::<i64>().unwrap().into_iter().map(|i| i as usize).collect()
+/// The first `k` elements of `x` along `axis`.
+fn first(x: &Array, axis: usize, k: usize) -> Array {
+    let mut limit_indices = x.shape().to_vec();
+    limit_indices[axis] = k;
+    let slice =
+        Slice { start_indices: vec![0; x.ndim()], limit_indices, strides: vec![1; x.ndim()] };
+    bind1(&slice, &[x])
 }
 
 /// `int32` samples of `shape` from `0..n`, with or without replacement
@@ -265,17 +308,20 @@ enum Population<'a> {
 #[track_caller]
 fn choose(key: &Key, pop: Population, shape: &[usize], replace: bool, p: Option<&Array>) -> Array {
     key.single("choice");
-    let n_inputs = match pop {
-        Population::Range(n) => n,
-        Population::Axis(a, axis) => a.shape()[axis],
+    let (n_inputs, dtype, out_shape) = match pop {
+        Population::Range(n) => (n, DType::I32, shape.to_vec()),
+        Population::Axis(a, axis) => {
+            let mut out: Vec<usize> = a.shape()[..axis].to_vec();
+            out.extend_from_slice(shape);
+            out.extend_from_slice(&a.shape()[axis + 1..]);
+            (a.shape()[axis], a.dtype(), out)
+        }
     };
-    let n_draws = size(shape);
+    // The samples are int32 indices, then (for an array) its slices.
+    let n_draws = crate::shape::check("choice", shape, DType::I32);
+    crate::shape::check("choice", &out_shape, dtype);
     if n_draws == 0 {
-        let dtype = match pop {
-            Population::Range(_) => DType::I32,
-            Population::Axis(a, _) => a.dtype(),
-        };
-        return jnp::zeros_dtype(shape, dtype);
+        return jnp::zeros_dtype(&out_shape, dtype);
     }
     if n_inputs == 0 {
         let population = match pop {
@@ -296,9 +342,10 @@ fn choose(key: &Key, pop: Population, shape: &[usize], replace: bool, p: Option<
              (size {n_inputs}) without replacement"
         );
     }
-    let idx: Vec<usize> = match p {
+    index_count("choice", n_inputs, "the population");
+    let idx = match p {
         Some(p) => weighted_indices(key, p, n_inputs, n_draws, shape, replace),
-        None if replace => indices(&super::randint(key, shape, 0, n_inputs as i64)),
+        None if replace => super::randint(key, shape, 0, n_inputs as i64),
         None => {
             // Without replacement: the first samples of a permutation, which for an array
             // JAX takes along the axis after permuting it whole.
@@ -306,30 +353,23 @@ fn choose(key: &Key, pop: Population, shape: &[usize], replace: bool, p: Option<
                 Population::Range(n) => permutation(key, n),
                 Population::Axis(a, axis) => {
                     let permuted = permutation_array(key, a, axis as isize, false);
-                    let first: Vec<usize> = (0..n_draws).collect();
-                    return reshape_samples(&take_axis(&permuted, &first, axis), axis, shape);
+                    return first(&permuted, axis, n_draws).with_shape(out_shape);
                 }
             };
-            indices(&perm)[..n_draws].to_vec()
+            first(&perm, 0, n_draws).with_shape(shape.to_vec())
         }
     };
     match pop {
-        Population::Range(_) => {
-            Array::from_shape_vec(shape, idx.iter().map(|&i| i as i32).collect::<Vec<i32>>())
+        Population::Range(_) => idx,
+        Population::Axis(a, axis) => {
+            let flat = idx.with_shape(vec![n_draws]);
+            jnp::take(a, &flat, Some(axis as isize)).with_shape(out_shape)
         }
-        Population::Axis(a, axis) => reshape_samples(&take_axis(a, &idx, axis), axis, shape),
     }
 }
 
-/// Replaces the sample axis of a gathered array by the sample `shape`.
-fn reshape_samples(x: &Array, axis: usize, shape: &[usize]) -> Array {
-    let mut out: Vec<usize> = x.shape()[..axis].to_vec();
-    out.extend_from_slice(shape);
-    out.extend_from_slice(&x.shape()[axis + 1..]);
-    x.with_shape(out)
-}
-
-/// Indices drawn with probabilities `p`, in the float type of `p` (integers become `float32`).
+/// `int32` indices of `shape` drawn with probabilities `p`, in the float type of `p` (integers
+/// become `float32`).
 #[track_caller]
 fn weighted_indices(
     key: &Key,
@@ -338,7 +378,7 @@ fn weighted_indices(
     n_draws: usize,
     shape: &[usize],
     replace: bool,
-) -> Vec<usize> {
+) -> Array {
     if p.shape() != [n_inputs] {
         panic!(
             "choice: p must be a 1-D array with one probability per candidate ({n_inputs}), \
@@ -349,35 +389,45 @@ fn weighted_indices(
     let dtype = if p.dtype().is_float() { p.dtype() } else { DType::F32 };
     check_float("choice", dtype);
     let p = p.astype(dtype);
-    match dtype {
-        DType::F32 => weighted::<f32>(key, &p, n_draws, shape, replace),
-        _ => weighted::<f64>(key, &p, n_draws, shape, replace),
+    if replace {
+        // Invert the cumulative distribution: r = total * (1 - u) is in (0, total].
+        let cdf = jnp::cumsum(&p, Some(0));
+        let last = Slice {
+            start_indices: vec![n_inputs - 1],
+            limit_indices: vec![n_inputs],
+            strides: vec![1],
+        };
+        let total = bind1(&last, &[&cdf]).with_shape(vec![]);
+        let u = unit_uniform("choice", key, shape, dtype);
+        searchsorted_left(&cdf, &jnp::multiply(&total, jnp::subtract(1.0, &u)))
+    } else {
+        // Gumbel top-k: the k largest of log(p) + Gumbel noise are a weighted sample.
+        let g = sample("choice", Sampler::Gumbel, key, &[n_inputs], dtype, &[]);
+        let scores = jnp::add(&g, jnp::log(&p));
+        let iota = bind1(&Iota { dtype: DType::I32, shape: vec![n_inputs], dimension: 0 }, &[]);
+        let ranked = bind1(&SortKeyValue { axis: 0, descending: true }, &[&scores, &iota]);
+        first(&ranked, 0, n_draws).with_shape(shape.to_vec())
     }
 }
 
-fn weighted<T: SampleFloat>(
-    key: &Key,
-    p: &Array,
-    n_draws: usize,
-    shape: &[usize],
-    replace: bool,
-) -> Vec<usize> {
-    let p = p.as_slice::<T>().expect("converted to the sample dtype");
-    let dtype = T::DTYPE;
-    if replace {
-        // Invert the cumulative distribution: r = total * (1 - u) is in (0, total].
-        let cdf = cumsum(p);
-        let total = cdf[cdf.len() - 1];
-        let u = uniform_dtype(key, shape, dtype);
-        let u = u.as_slice::<T>().expect("uniform has the requested dtype");
-        u.iter().map(|&u| searchsorted_left(&cdf, total * (T::ONE - u))).collect()
-    } else {
-        // Gumbel top-k: the k largest of log(p) + Gumbel noise are a weighted sample.
-        let g = sample("choice", Sampler::Gumbel, key, &[p.len()], dtype, &[]);
-        let g = g.as_slice::<T>().expect("gumbel has the requested dtype");
-        let scores: Vec<T> = g.iter().zip(p).map(|(&g, &p)| g + p.log()).collect();
-        top_k(&scores, n_draws)
+/// `jnp.searchsorted(sorted, q, side="left")` as `int32`, by JAX's default method: a fixed
+/// number of bisection steps (for a sorted array, the first index whose value is `>= q`).
+/// `sorted` is 1-D and not empty.
+fn searchsorted_left(sorted: &Array, q: &Array) -> Array {
+    let n = sorted.shape()[0];
+    let levels = usize::BITS - n.leading_zeros(); // ceil(log2(n + 1))
+    let (mut low, mut high) = (Array::from(0i32), Array::from(n as i32));
+    for _ in 0..levels {
+        // The sum in uint32, as JAX takes it, cannot overflow.
+        let sum = jnp::add(low.astype(DType::U32), high.astype(DType::U32));
+        let mid = lax::div(&sum, 2u32).astype(DType::I32);
+        // A gather past the end clamps to the last element, as XLA's does.
+        let value = jnp::take_mode(sorted, &mid, Some(0), IndexMode::Clip);
+        let go_left = jnp::less_equal(q, &value);
+        low = jnp::where_(&go_left, &low, &mid);
+        high = jnp::where_(&go_left, &mid, &high);
     }
+    jnp::broadcast_to(&high, q.shape())
 }
 
 /// Category indices (`int32`) drawn from `softmax(logits)` along `axis`
@@ -437,6 +487,12 @@ fn categorical_impl(key: &Key, logits: &Array, axis: isize, shape: Option<&[usiz
             ShapeDisplay(&batch)
         );
     }
+    crate::shape::check("categorical", &shape, DType::I32);
+    if shape.contains(&0) {
+        // No samples: nothing to draw from however many classes there are.
+        return jnp::zeros_dtype(&shape, DType::I32);
+    }
+    index_count("categorical", classes, &format!("axis {axis} of the logits"));
     let prefix = shape.len() - batch.len();
     let mut noise_shape = shape.clone();
     noise_shape.insert(prefix + axis, classes);
@@ -444,9 +500,5 @@ fn categorical_impl(key: &Key, logits: &Array, axis: isize, shape: Option<&[usiz
     logits_shape.extend_from_slice(logits.shape());
     let noise = sample("categorical", Sampler::Gumbel, key, &noise_shape, logits.dtype(), &[]);
     let scores = jnp::add(&noise, logits.with_shape(logits_shape));
-    let best = match scores.dtype() {
-        DType::F32 => argmax_axis(scores.as_slice::<f32>().unwrap(), &noise_shape, prefix + axis),
-        _ => argmax_axis(scores.as_slice::<f64>().unwrap(), &noise_shape, prefix + axis),
-    };
-    Array::from_shape_vec(shape, best)
+    jnp::argmax_axis(&scores, (prefix + axis) as isize, false)
 }

@@ -36,15 +36,15 @@
 //! The hash is the [`Threefry2x32`](crate::primitives::random::Threefry2x32) primitive; key
 //! splitting, folding and bit drawing are `random_split`, `random_fold_in` and `random_bits`,
 //! and the float samplers are one `random_sample` primitive each (JAX's fused `jit` of bits and
-//! elementwise ops), so transformations see them as primitives. The index arithmetic of
-//! [`randint`], [`permutation`], [`choice`] and [`categorical`] (remainders, sorts, arg-maxes)
-//! runs on the host until `lax` has those operations.
+//! elementwise ops), so transformations see them as primitives. [`randint`], [`permutation`],
+//! [`choice`] and [`categorical`] are built from array operations as JAX builds them
+//! (remainders, arg-maxes, gathers, and sorts by random keys with the internal
+//! `sort_key_value` primitive), so they trace under `#[jit]`, `vmap` and `lax::scan` too.
 //!
 //! Weight initializers in the style of `jax.nn.initializers` are in [`init`].
 
 mod continuous;
 mod discrete;
-mod host;
 pub mod init;
 mod key;
 

@@ -195,6 +195,10 @@ fn top_positions(keys: &[u64], l: AxisLayout, k: usize) -> Vec<usize> {
 /// lays them out), in a `(outer, m, inner)` result.
 fn take_rows<T: Element>(v: &[T], picks: &[usize], l: AxisLayout, m: usize) -> Vec<T> {
     let AxisLayout { outer, n, inner } = l;
+    // An empty result may still have a huge extent elsewhere: no loop over it.
+    if outer == 0 || m == 0 || inner == 0 {
+        return Vec::new();
+    }
     let mut out = Vec::with_capacity(outer * m * inner);
     for o in 0..outer {
         for t in 0..m {
@@ -215,6 +219,7 @@ fn take_buffer(b: &Buffer, picks: &[usize], l: AxisLayout, m: usize) -> Buffer {
 /// The positions themselves in a `(outer, m, inner)` array of `dtype` (`int32` or `int64`).
 fn positions_buffer(picks: &[usize], l: AxisLayout, m: usize, dtype: DType) -> Buffer {
     let AxisLayout { outer, inner, .. } = l;
+    let outer = if m == 0 || inner == 0 { 0 } else { outer };
     let ordered = (0..outer)
         .flat_map(|o| (0..m).flat_map(move |t| (0..inner).map(move |i| (o * inner + i) * m + t)))
         .map(|p| picks[p]);
@@ -461,7 +466,7 @@ impl Primitive for SearchSorted {
         let n = a.shape()[self.batch_dims];
         let (ka, kq) = (keys(a, FloatOrder::Sort), keys(q, FloatOrder::Sort));
         let rows = a.size().checked_div(n).unwrap_or(0);
-        let per_row = kq.len().checked_div(rows.max(1)).unwrap_or(0);
+        let per_row = kq.len() / rows.max(1);
         let found: Vec<usize> = kq
             .iter()
             .enumerate()

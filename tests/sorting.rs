@@ -605,8 +605,12 @@ fn nested_rust_arrays_give_their_shape_in_every_element_type() {
     assert_eq!(i.to_vec::<i32>().unwrap(), vec![1, 2, 3, 4, 5, 6]);
     let b = jnp::array([[[[true, false]], [[false, true]]]]);
     assert_eq!((b.shape(), b.dtype()), (&[1, 2, 1, 2][..], DType::Bool));
-    let d = jnp::array(&[[1.5f64], [2.5]]);
+    let nested = [[1.5f64], [2.5]];
+    // The borrowed form has its own impl, which this checks.
+    #[allow(clippy::needless_borrows_for_generic_args)]
+    let d = jnp::array(&nested);
     assert_eq!((d.shape(), d.dtype()), (&[2, 1][..], DType::F64));
+    assert_eq!(d.to_vec::<f64>().unwrap(), nested.as_flattened());
     let u = jnp::array(vec![[1u32, 2], [3, 4], [5, 6]]);
     assert_eq!((u.shape(), u.dtype()), (&[3, 2][..], DType::U32));
     let rows: &[[i64; 2]] = &[[7, 8]];

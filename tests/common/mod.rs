@@ -76,6 +76,7 @@ fn gpu_dtype(dtype: DType) -> bool {
 fn float_of(v: &Value) -> f64 {
     match v {
         Value::String(s) if s == "NaN" => f64::NAN,
+        Value::String(s) if s == "-NaN" => -f64::NAN,
         Value::String(s) if s == "Infinity" => f64::INFINITY,
         Value::String(s) if s == "-Infinity" => f64::NEG_INFINITY,
         Value::Bool(b) => *b as u8 as f64,

@@ -268,6 +268,9 @@ pub enum Op {
     Arg(&'static str, Option<isize>, bool),
     Cumulative(&'static str, Option<isize>),
     Softmax(&'static str, AxesArg),
+    // Sorting and order statistics: the function, its axis (`None`: flattened, or all axes),
+    // a flag (`descending`, `keepdims` or `side=right`) and a count (`k`, `n` or `size`).
+    Order(&'static str, Option<isize>, bool, usize),
     // Products.
     Dot,
     Matmul,
@@ -476,6 +479,7 @@ impl Op {
                 "softmax" => jnp::softmax(x(), axes.axes()),
                 _ => jnp::log_softmax(x(), axes.axes()),
             }),
+            Op::Order(name, axis, flag, count) => order(name, x(), *axis, *flag, *count),
 
             Op::Dot => one(jnp::dot(x(), &xs[1])),
             Op::Matmul => one(x().matmul(&xs[1])),
@@ -586,6 +590,9 @@ impl Op {
             Op::Arg(name, ..) => vec![name],
             Op::Cumulative(name, _) => vec![name],
             Op::Softmax(name, _) => vec![name],
+            Op::Order("argsort", ..) => vec!["argsort", "sort"],
+            Op::Order("searchsorted", ..) => vec!["searchsorted", "sort"],
+            Op::Order(name, ..) => vec![name, "sort"],
             Op::Dot => vec!["dot", "dot_general"],
             Op::Matmul => vec!["matmul", "dot_general"],
             Op::Einsum(_) => vec!["einsum", "dot_general"],
@@ -717,6 +724,7 @@ impl Op {
             Op::Arg(_, Some(_), _) => Some(true),
             Op::Cumulative(name, Some(_)) => Some(matches!(*name, "cummax" | "cummin")),
             Op::Softmax(..) => Some(false),
+            Op::Order(name, Some(_), ..) => Some(!matches!(*name, "median" | "quantile")),
             _ => None,
         }
     }
@@ -752,6 +760,7 @@ impl Op {
             ),
             Op::Reduce(name, ..) => !matches!(*name, "all" | "any"),
             Op::Cumulative(..) => true,
+            Op::Order(name, ..) => !matches!(*name, "argsort" | "searchsorted"),
             _ => false,
         }
     }
@@ -991,6 +1000,28 @@ fn reduce(name: &str, x: &Array, axes: &AxesArg, keepdims: bool) -> Array {
         "logsumexp" => jnp::logsumexp_axes(x, a, keepdims),
         "all" => jnp::all_axes(x, a, keepdims),
         _ => jnp::any_axes(x, a, keepdims),
+    }
+}
+
+/// The sorting functions (`Op::Order`).
+fn order(name: &str, x: &Array, axis: Option<isize>, flag: bool, count: usize) -> Vec<Array> {
+    let axes = || axis.map_or(Axes::All, Axes::from);
+    let one = |a: Array| vec![a];
+    match name {
+        "sort" => one(jnp::sort_axis(x, axis, flag)),
+        "argsort" => one(jnp::argsort_axis(x, axis, flag)),
+        "top_k" => {
+            let (values, indices) = lax::top_k_axis(x, count, axis.unwrap_or(-1));
+            vec![values, indices]
+        }
+        "searchsorted" => {
+            let side = if flag { jnp::Side::Right } else { jnp::Side::Left };
+            one(jnp::searchsorted_side(&jnp::sort_axis(x, None, false), x, side))
+        }
+        "diff" => one(jnp::diff(x, count, axis.unwrap_or(-1))),
+        "unique" => one(jnp::unique_size(x, count)),
+        "median" => one(jnp::median_axes(x, axes(), flag)),
+        _ => one(jnp::quantile_axes(x, 0.3, axes(), flag)),
     }
 }
 
@@ -1398,8 +1429,20 @@ fn reductions() -> BoxedStrategy<Case> {
             .prop_map(|(n, a, x)| case_of(Op::Cumulative(n, a), vec![x])),
         2 => (select(vec!["softmax", "log_softmax"]), axes_arg(), x())
             .prop_map(|(n, a, x)| case_of(Op::Softmax(n, a), vec![x])),
+        4 => order_cases(),
     ]
     .boxed()
+}
+
+fn order_cases() -> BoxedStrategy<Case> {
+    const NAMES: [&str; 8] =
+        ["sort", "argsort", "top_k", "searchsorted", "diff", "unique", "median", "quantile"];
+    let axis = prop::option::weighted(0.8, draw::axis());
+    (select(NAMES.to_vec()), axis, any::<bool>(), draw::count(), draw::input(0, 4))
+        // `unique` makes index arrays of `size` elements.
+        .prop_filter("harmless", |(n, _, _, c, _)| *n != "unique" || harmless(&[*c], DType::I64))
+        .prop_map(|(n, a, f, c, x)| case_of(Op::Order(n, a, f, c), vec![x]))
+        .boxed()
 }
 
 /// Operand shapes of a product from extents `m, k, n` and a batch `b`: `(m, k) @ (k, n)`

@@ -5,54 +5,112 @@ use crate::exec::cpu::{alloc, pool};
 use crate::shape::ShapeDisplay;
 use crate::{with_dtype, Array, DType};
 
-/// Rust data that becomes a 1-D array: a slice, a fixed-size array (or a reference to one), or a
-/// `Vec`.
+/// Rust data that becomes an array: a slice, a `Vec` or a fixed-size array (or a reference to
+/// one) of elements is 1-D; fixed-size arrays nested up to four deep (`[[T; M]; N]`, ...), and
+/// `Vec`s and slices of fixed-size rows, give their nesting as the shape.
 pub trait ArrayData<T> {
+    /// The extents of the data's axes, outermost first.
+    fn shape(&self) -> Vec<usize>;
+    /// The elements in row-major order.
     fn into_vec(self) -> Vec<T>;
 }
 
 impl<T: Element> ArrayData<T> for &[T] {
+    fn shape(&self) -> Vec<usize> {
+        vec![self.len()]
+    }
     fn into_vec(self) -> Vec<T> {
         self.to_vec()
     }
 }
 
 impl<T: Element, const N: usize> ArrayData<T> for &[T; N] {
+    fn shape(&self) -> Vec<usize> {
+        vec![N]
+    }
     fn into_vec(self) -> Vec<T> {
         self.to_vec()
     }
 }
 
 impl<T: Element, const N: usize> ArrayData<T> for [T; N] {
+    fn shape(&self) -> Vec<usize> {
+        vec![N]
+    }
     fn into_vec(self) -> Vec<T> {
         self.to_vec()
     }
 }
 
 impl<T: Element> ArrayData<T> for Vec<T> {
+    fn shape(&self) -> Vec<usize> {
+        vec![self.len()]
+    }
     fn into_vec(self) -> Vec<T> {
         self
     }
 }
 
 impl<T: Element> ArrayData<T> for &Vec<T> {
+    fn shape(&self) -> Vec<usize> {
+        vec![self.len()]
+    }
     fn into_vec(self) -> Vec<T> {
         self.clone()
     }
 }
 
-/// A 1-D array from a slice or `Vec`, with the element type's dtype.
+/// `ArrayData` for nested data: `$ty` (with the generic extents `$n..`) is a sequence of
+/// `$len` rows of extents `$rows..`, flattened by `$flat` (`as_flattened` per nesting level).
+macro_rules! nested_data {
+    ($([$($n:ident),*] $ty:ty, $len:expr, [$($rows:ident),*], |$s:ident| $flat:expr;)*) => {$(
+        impl<T: Element, $(const $n: usize),*> ArrayData<T> for $ty {
+            fn shape(&self) -> Vec<usize> {
+                #[allow(unused_variables)]
+                let $s = self;
+                vec![$len, $($rows),*]
+            }
+            fn into_vec(self) -> Vec<T> {
+                let $s = &self;
+                $flat.to_vec()
+            }
+        }
+    )*};
+}
+
+nested_data! {
+    [N, M] [[T; M]; N], N, [M], |s| s.as_flattened();
+    [N, M] &[[T; M]; N], N, [M], |s| s.as_flattened();
+    [M] Vec<[T; M]>, s.len(), [M], |s| s.as_flattened();
+    [M] &Vec<[T; M]>, s.len(), [M], |s| s.as_flattened();
+    [M] &[[T; M]], s.len(), [M], |s| s.as_flattened();
+    [N, M, L] [[[T; L]; M]; N], N, [M, L], |s| s.as_flattened().as_flattened();
+    [N, M, L] &[[[T; L]; M]; N], N, [M, L], |s| s.as_flattened().as_flattened();
+    [M, L] Vec<[[T; L]; M]>, s.len(), [M, L], |s| s.as_flattened().as_flattened();
+    [N, M, L, K] [[[[T; K]; L]; M]; N], N, [M, L, K],
+        |s| s.as_flattened().as_flattened().as_flattened();
+    [N, M, L, K] &[[[[T; K]; L]; M]; N], N, [M, L, K],
+        |s| s.as_flattened().as_flattened().as_flattened();
+}
+
+/// An array from Rust data, with the element type's dtype: 1-D from a slice, `Vec` or
+/// fixed-size array; nested fixed-size arrays (up to four deep) give their nesting as the
+/// shape, as nested lists do in `jnp.array`. In a traced function the result is a constant.
 ///
 /// ```
 /// use rjax_runtime::{jnp, DType};
 /// let x = jnp::array(&[1.0f32, 2.0]);
 /// assert_eq!((x.shape(), x.dtype()), (&[2][..], DType::F32));
 /// assert_eq!(jnp::array(vec![1i32, 2, 3]).dtype(), DType::I32);
+/// let m = jnp::array([[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+/// assert_eq!(m.shape(), &[2, 3]);
+/// assert_eq!(m.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+/// assert_eq!(jnp::array([[[true], [false]]]).shape(), &[1, 2, 1]);
 /// ```
 #[track_caller]
 pub fn array<T: Element>(data: impl ArrayData<T>) -> Array {
-    let data = data.into_vec();
-    Array::from_shape_vec([data.len()], data)
+    let shape = data.shape();
+    Array::from_shape_vec(shape, data.into_vec())
 }
 
 /// An array of `shape` filled with `value` converted to `dtype`.

@@ -12,6 +12,7 @@ mod indexing;
 mod linalg;
 mod reductions;
 mod shape_ops;
+mod sorting;
 
 pub use crate::primitives::IndexMode;
 pub use creation::*;
@@ -20,6 +21,7 @@ pub use indexing::*;
 pub use linalg::*;
 pub use reductions::*;
 pub use shape_ops::*;
+pub use sorting::*;
 
 pub use crate::shape::Axes;
 use crate::{Array, DType};

@@ -7,6 +7,7 @@
 //! trace they simply run the Rust closures. [`conv_general_dilated`] is XLA's general
 //! convolution, with the shortcuts [`conv`] and [`conv_with_general_padding`]. [`div`] and
 //! [`rem`] are the integer division and remainder of XLA, which `jnp` adjusts at zero divisors.
+//! [`sort`], [`sort_key_val`] and [`top_k`] sort and select along an axis.
 
 mod arith;
 mod branch;
@@ -14,6 +15,7 @@ mod collective;
 mod conv;
 mod loops;
 mod scan;
+mod sort;
 
 pub use crate::primitives::ConvDimensionNumbers;
 pub use crate::transform::ad::custom::stop_gradient;
@@ -25,3 +27,4 @@ pub use collective::{
 pub use conv::{conv, conv_general_dilated, conv_with_general_padding, ConvOptions, Padding};
 pub use loops::{fori_loop, while_loop};
 pub use scan::{map, scan, scan_with, ScanOptions};
+pub use sort::{sort, sort_key_val, top_k, top_k_axis};

@@ -22,6 +22,7 @@ pub mod reduce;
 pub mod scan;
 pub mod select;
 pub mod shape_ops;
+pub mod sort;
 pub mod unary;
 
 use std::fmt;
@@ -48,6 +49,7 @@ pub use reduce::{ArgOp, ArgReduce, CumOp, Cumulative, Reduce, ReduceOp};
 pub use scan::Scan;
 pub use select::Select;
 pub use shape_ops::{BroadcastInDim, Concatenate, Iota, Pad, Reshape, Rev, Slice, Transpose};
+pub use sort::{SearchSorted, Side, Sort, TopK};
 pub use unary::UnaryOp;
 
 /// What a shape rule knows about a value: its shape, dtype and weak-type flag.

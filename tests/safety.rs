@@ -317,9 +317,10 @@ fn times_one(x: &Array) -> Array {
 }
 
 #[test]
-fn multiplying_a_signalling_nan_by_one_quiets_it_under_jit_as_eagerly() {
+fn multiplying_a_signalling_nan_by_one_quiets_it_eagerly_and_passes_it_under_jit_as_xla() {
     let snan = Array::from(f32::from_bits(0x7f80_0001));
     let eager = (&snan * 1.0).item::<f32>().unwrap().to_bits();
     assert_eq!(eager, 0x7fc0_0001, "the product quiets the NaN");
-    assert_eq!(times_one(&snan).item::<f32>().unwrap().to_bits(), eager);
+    // `#[jit]` drops the product, as XLA does: the same NaN, its quiet bit still clear.
+    assert_eq!(times_one(&snan).item::<f32>().unwrap().to_bits(), 0x7f80_0001);
 }

@@ -127,12 +127,12 @@ impl Primitive for BinaryOp {
     }
 
     fn passes_through(&self, constants: &[Option<&Array>]) -> Option<usize> {
-        // Multiplying an integer by one is exact. (Adding zero is not: -0 + 0 is +0.) A float
-        // product is kept: it quiets a signalling NaN, which eager execution does too, so
-        // dropping it would make `#[jit]` differ from eager in those bits. Derivatives produce
-        // these products (a cotangent of ones broadcast over what it scales); for floats they
-        // fuse into the neighbouring elementwise loop, where one multiply costs nothing.
-        let ones = |k: usize| constants[k].is_some_and(|c| c.dtype().is_int() && all_ones(c));
+        // Multiplying by one is exact for every number, infinity and NaN, except that it
+        // quiets a signalling NaN: dropping it, as XLA's simplifier does too, leaves such a
+        // NaN signalling under `#[jit]` where eager execution quiets it (the README says so).
+        // (Adding zero is not exact: -0 + 0 is +0.) Derivatives produce these products: a
+        // cotangent of ones broadcast over what it scales.
+        let ones = |k: usize| constants[k].is_some_and(all_ones);
         match self {
             BinaryOp::Mul if ones(1) => Some(0),
             BinaryOp::Mul if ones(0) => Some(1),

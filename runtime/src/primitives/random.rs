@@ -7,11 +7,10 @@
 //! `(hi32(i), lo32(i))`, as JAX does with `jax_threefry_partitionable` (its default), so a draw
 //! of shape `(3,)` is a prefix of one of shape `(4,)` and any element can be computed alone.
 
-use std::cmp::Ordering;
 use std::marker::PhantomData;
 
 use super::{describe, expect_arity, Aval, Primitive};
-use crate::array::{Array, Buffer};
+use crate::array::Array;
 use crate::backend::DeviceOp;
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::elementwise::zip;
@@ -21,7 +20,7 @@ use crate::exec::cpu::samplers::{
 };
 use crate::exec::cpu::threefry::{hash_each, map_counters, threefry2x32};
 use crate::shape::{broadcast_shapes, size, ShapeDisplay};
-use crate::transform::batch::ops::{elementwise, one, per_lane, to_dim, Batched};
+use crate::transform::batch::ops::{elementwise, per_lane, Batched};
 use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// `threefry2x32(k0, k1, x0, x1) -> (y0, y1)`: the hash, elementwise over four `uint32` operands
@@ -367,103 +366,6 @@ impl RandomSample {
         let draw = TruncatedNormal(PerElement(&a, &b), PerElement(&lo, &hi), PhantomData);
         map_counters(key, n, &draw)
     }
-}
-
-/// `sort_key_value`: `values` reordered along `axis` by a stable sort of `keys`, a numeric
-/// array of the same shape (floats in their total order), ascending or descending:
-/// `lax.sort_key_val(keys, values, axis)[1]`. JAX's `permutation` and `choice` sort by random
-/// keys, and `choice`'s top-k by scores; they bind this. It is internal to the samplers (the
-/// values they sort are indices, so it needs no derivative rule).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SortKeyValue {
-    /// The axis sorted along.
-    pub axis: usize,
-    /// Largest keys first (equal keys still keep their order).
-    pub descending: bool,
-}
-
-impl Primitive for SortKeyValue {
-    fn batch(&self, args: &[Array], dims: &[BatchDim], axis: &BatchAxis) -> Batched {
-        let keys = to_dim(&args[0], dims[0], 0, axis.size);
-        let values = to_dim(&args[1], dims[1], 0, axis.size);
-        let sort = SortKeyValue { axis: self.axis + 1, ..*self };
-        one(super::bind1(&sort, &[&keys, &values]), Some(0))
-    }
-
-    fn name(&self) -> String {
-        "sort_key_value".to_string()
-    }
-
-    fn params(&self) -> String {
-        format!("axis={} descending={}", self.axis, self.descending)
-    }
-
-    fn abstract_eval(&self, inputs: &[Aval]) -> Result<Vec<Aval>, String> {
-        expect_arity(inputs, 2)?;
-        let (keys, values) = (&inputs[0], &inputs[1]);
-        if keys.dtype.is_bool() || keys.shape != values.shape {
-            return Err(format!(
-                "expected numeric keys of the values' shape, got {}",
-                describe(inputs)
-            ));
-        }
-        if self.axis >= keys.shape.len() {
-            return Err(format!("axis {} is out of range for {}", self.axis, describe(inputs)));
-        }
-        Ok(vec![values.clone()])
-    }
-
-    fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
-        let (shape, axis, desc) = (&outputs[0].shape, self.axis, self.descending);
-        let order = match inputs[0].buffer() {
-            Buffer::F32(k) => sorted_order(k, shape, axis, desc, f32::total_cmp),
-            Buffer::F64(k) => sorted_order(k, shape, axis, desc, f64::total_cmp),
-            Buffer::F16(k) => sorted_order(k, shape, axis, desc, |a, b| a.total_cmp(b)),
-            Buffer::BF16(k) => sorted_order(k, shape, axis, desc, |a, b| a.total_cmp(b)),
-            other => crate::with_buffer!(other, |k: T| {
-                sorted_order(k, shape, axis, desc, |a: &T, b: &T| {
-                    a.partial_cmp(b).expect("integer keys are totally ordered")
-                })
-            }),
-        };
-        let buffer = crate::with_buffer!(inputs[1].buffer(), |v: T| {
-            let out: Vec<T> = order.iter().map(|&i| v[i]).collect();
-            <T as Element>::wrap(out)
-        });
-        vec![Array::from_buffer(shape, buffer, outputs[0].weak)]
-    }
-}
-
-/// For each position of the sorted result, the flat index it takes its value from: each lane
-/// along `axis` is stably sorted by its keys under `cmp` (reversed when `descending`).
-fn sorted_order<K>(
-    keys: &[K],
-    shape: &[usize],
-    axis: usize,
-    descending: bool,
-    cmp: impl Fn(&K, &K) -> Ordering,
-) -> Vec<usize> {
-    let outer: usize = shape[..axis].iter().product();
-    let n = shape[axis];
-    let inner: usize = shape[axis + 1..].iter().product();
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    let mut lane: Vec<usize> = Vec::with_capacity(n);
-    for o in 0..outer {
-        for k in 0..inner {
-            let at = |j: usize| (o * n + j) * inner + k;
-            lane.clear();
-            lane.extend((0..n).map(at));
-            if descending {
-                lane.sort_by(|&a, &b| cmp(&keys[b], &keys[a]));
-            } else {
-                lane.sort_by(|&a, &b| cmp(&keys[a], &keys[b]));
-            }
-            for (j, &src) in lane.iter().enumerate() {
-                order[at(j)] = src;
-            }
-        }
-    }
-    order
 }
 
 /// Checks that an operand is one key's data.

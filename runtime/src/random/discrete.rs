@@ -4,10 +4,10 @@ use super::continuous::{check_float, sample, unit_uniform};
 use super::{bits_dtype, split, Key};
 use crate::array::Array;
 use crate::dtype::DType;
-use crate::jnp::{self, ArrayLike, IndexMode};
+use crate::jnp::{self, ArrayLike};
 use crate::lax;
-use crate::primitives::random::{Sampler, SortKeyValue};
-use crate::primitives::{bind1, Iota, Slice};
+use crate::primitives::random::Sampler;
+use crate::primitives::{bind, bind1, Iota, Slice, Sort, TopK};
 use crate::shape::{broadcast_shapes, normalize_axis, ShapeDisplay};
 
 /// Uniform `int32` values in `[minval, maxval)` (`jax.random.randint(key, shape, minval,
@@ -236,7 +236,8 @@ fn shuffled_indices(key: &Key, shape: &[usize], axis: usize) -> Array {
         let keys = split(&key, 2);
         key = keys.get(0);
         let sort_keys = bits_dtype(&keys.get(1), shape, DType::U32);
-        order = bind1(&SortKeyValue { axis, descending: false }, &[&sort_keys, &order]);
+        let sort = Sort { dimension: axis, num_keys: 1 };
+        order = bind(&sort, &[&sort_keys, &order]).pop().expect("sort returns its operands");
     }
     order
 }
@@ -399,35 +400,14 @@ fn weighted_indices(
         };
         let total = bind1(&last, &[&cdf]).with_shape(vec![]);
         let u = unit_uniform("choice", key, shape, dtype);
-        searchsorted_left(&cdf, &jnp::multiply(&total, jnp::subtract(1.0, &u)))
+        jnp::searchsorted(&cdf, jnp::multiply(&total, jnp::subtract(1.0, &u)))
     } else {
         // Gumbel top-k: the k largest of log(p) + Gumbel noise are a weighted sample.
         let g = sample("choice", Sampler::Gumbel, key, &[n_inputs], dtype, &[]);
         let scores = jnp::add(&g, jnp::log(&p));
-        let iota = bind1(&Iota { dtype: DType::I32, shape: vec![n_inputs], dimension: 0 }, &[]);
-        let ranked = bind1(&SortKeyValue { axis: 0, descending: true }, &[&scores, &iota]);
-        first(&ranked, 0, n_draws).with_shape(shape.to_vec())
+        let top = bind(&TopK { k: n_draws, axis: 0 }, &[&scores]);
+        top[1].with_shape(shape.to_vec())
     }
-}
-
-/// `jnp.searchsorted(sorted, q, side="left")` as `int32`, by JAX's default method: a fixed
-/// number of bisection steps (for a sorted array, the first index whose value is `>= q`).
-/// `sorted` is 1-D and not empty.
-fn searchsorted_left(sorted: &Array, q: &Array) -> Array {
-    let n = sorted.shape()[0];
-    let levels = usize::BITS - n.leading_zeros(); // ceil(log2(n + 1))
-    let (mut low, mut high) = (Array::from(0i32), Array::from(n as i32));
-    for _ in 0..levels {
-        // The sum in uint32, as JAX takes it, cannot overflow.
-        let sum = jnp::add(low.astype(DType::U32), high.astype(DType::U32));
-        let mid = lax::div(&sum, 2u32).astype(DType::I32);
-        // A gather past the end clamps to the last element, as XLA's does.
-        let value = jnp::take_mode(sorted, &mid, Some(0), IndexMode::Clip);
-        let go_left = jnp::less_equal(q, &value);
-        low = jnp::where_(&go_left, &low, &mid);
-        high = jnp::where_(&go_left, &mid, &high);
-    }
-    jnp::broadcast_to(&high, q.shape())
 }
 
 /// Category indices (`int32`) drawn from `softmax(logits)` along `axis`

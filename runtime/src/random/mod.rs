@@ -38,8 +38,8 @@
 //! and the float samplers are one `random_sample` primitive each (JAX's fused `jit` of bits and
 //! elementwise ops), so transformations see them as primitives. [`randint`], [`permutation`],
 //! [`choice`] and [`categorical`] are built from array operations as JAX builds them
-//! (remainders, arg-maxes, gathers, and sorts by random keys with the internal
-//! `sort_key_value` primitive), so they trace under `#[jit]`, `vmap` and `lax::scan` too.
+//! (remainders, arg-maxes, gathers, and sorts by random keys with the `sort` and `top_k`
+//! primitives), so they trace under `#[jit]`, `vmap` and `lax::scan` too.
 //!
 //! Weight initializers in the style of `jax.nn.initializers` are in [`init`].
 

@@ -414,7 +414,7 @@ fn float_samplers_run_on_a_gpu_key() {
             random::bernoulli(&keys.get(5), 0.3, [257]),
         ]
     };
-    assert_matches_cpu("float samplers", gpu, &[data.clone()], 4e-7, draws);
+    assert_matches_cpu("float samplers", gpu, std::slice::from_ref(&data), 4e-7, draws);
     let key_on_gpu = random::wrap_key_data(&device_put(&data, gpu));
     let exact = random::uniform(&key_on_gpu, [3, 1000]).to_vec::<f32>().unwrap();
     let host = random::uniform(&random::wrap_key_data(&data), [3, 1000]);
@@ -430,7 +430,7 @@ fn uniform_bounds_on_a_gpu_draw_there() {
     let lo = Array::from_shape_vec([4], vec![-2f32, 0.0, 1.0, 5.0]);
     let hi = Array::from_shape_vec([4], vec![-1f32, 0.5, 4.0, 9.0]);
     let want = random::uniform_range(&key, [2, 4], &lo, &hi).to_vec::<f32>().unwrap();
-    let got = random::uniform_range(&key, [2, 4], &device_put(&lo, gpu), &device_put(&hi, gpu));
+    let got = random::uniform_range(&key, [2, 4], device_put(&lo, gpu), device_put(&hi, gpu));
     assert_eq!(got.device(), gpu);
     for (w, g) in want.iter().zip(got.to_vec::<f32>().unwrap()) {
         assert!((w - g).abs() <= 1e-6 * w.abs().max(1.0), "cpu {w}, gpu {g}");

@@ -8,7 +8,7 @@
 //! inside a `pmap`) stack their axes: a thread of the inner launch can meet the threads of
 //! other outer shards over the outer axis, grouped by its position on the inner one.
 //!
-//! A launch runs on the devices of one platform ([`Platform`]): a top-level `pmap` on the
+//! A launch runs on the devices of one platform (`Platform`): a top-level `pmap` on the
 //! GPUs when one of its operands is on a GPU, otherwise on the virtual CPUs; nested launches
 //! take their share of the enclosing launch's devices. Values exchanged by a collective
 //! arrive on the receiving shard's device (copied there between GPUs).

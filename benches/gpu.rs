@@ -12,18 +12,10 @@ mod common;
 use std::hint::black_box;
 
 use common::mlp::{inputs as w3_inputs, loss};
+use common::w1::{fast_f, slow_f};
 use criterion::{criterion_group, Criterion};
 use rjax::device::{device_put, gpu_devices, Device};
 use rjax::prelude::*;
-
-fn slow_f(x: &Array) -> Array {
-    x * x + x * 2.0
-}
-
-#[jit]
-fn fast_f(x: &Array) -> Array {
-    x * x + x * 2.0
-}
 
 #[jit]
 #[grad]

@@ -9,18 +9,9 @@ mod common;
 
 use std::hint::black_box;
 
+use common::w1::{fast_f, slow_f};
 use criterion::{criterion_group, Criterion};
 use rjax::prelude::*;
-
-fn slow_f(x: &Array) -> Array {
-    x * x + x * 2.0
-}
-
-/// The same function compiled: traced once, then run from the cached plan.
-#[jit]
-fn fast_f(x: &Array) -> Array {
-    x * x + x * 2.0
-}
 
 /// A bias added to every row, then a ReLU.
 #[jit]

@@ -4,6 +4,7 @@
 
 pub mod mlp;
 pub mod peak;
+pub mod w1;
 
 use std::cell::RefCell;
 use std::io::{BufRead, BufReader, Write};

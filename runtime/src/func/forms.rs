@@ -12,7 +12,7 @@ use crate::exec::JitFunction;
 use crate::ir::trace;
 use crate::transform::ad::api::{self as ad, Flat, Wrt};
 use crate::transform::ad::custom;
-use crate::transform::ad::maps::{linear_map, LinearMap};
+use crate::transform::ad::maps::linear_map;
 use crate::transform::batch::api::{self as batch, BatchAxes};
 use crate::tree::{self, Tree, Unflatten};
 
@@ -387,23 +387,8 @@ pub fn vjp<A: Unflatten + 'static, R: Unflatten + 'static>(
     primals: &A,
 ) -> (R, VjpFn<A, R>) {
     let (out, map) = linear_map(Flat::of(primals), |ps| f(&join_args::<A>(ps, false)));
-    let map = Rc::new(map);
-    let m = map.clone();
-    let call: Call<'static, R, A> = Box::new(move |ct| m.pull(Flat::of(ct)).into_tree());
-    (out.into_tree(), VjpFn { _map: map, call })
-}
-
-/// The pullback [`vjp`] returns: call it on an output cotangent.
-pub struct VjpFn<A, R> {
-    _map: Rc<LinearMap>,
-    call: Call<'static, R, A>,
-}
-
-impl<A, R> Deref for VjpFn<A, R> {
-    type Target = dyn Fn(&R) -> A;
-    fn deref(&self) -> &Self::Target {
-        &*self.call
-    }
+    let call: Call<'static, R, A> = Box::new(move |ct| map.pull(Flat::of(ct)).into_tree());
+    (out.into_tree(), Linear { call })
 }
 
 /// `jax.linearize(f, primals)`: `(f(primals), f_jvp)`, where `f_jvp(&t)` is the derivative
@@ -415,24 +400,29 @@ pub fn linearize<A: Unflatten + 'static, R: Unflatten + 'static>(
     primals: &A,
 ) -> (R, LinearFn<A, R>) {
     let (out, map) = linear_map(Flat::of(primals), |ps| f(&join_args::<A>(ps, false)));
-    let map = Rc::new(map);
-    let m = map.clone();
-    let call: Call<'static, A, R> = Box::new(move |t| m.push(Flat::of(t)).into_tree());
-    (out.into_tree(), LinearFn { _map: map, call })
+    let call: Call<'static, A, R> = Box::new(move |t| map.push(Flat::of(t)).into_tree());
+    (out.into_tree(), Linear { call })
 }
 
-/// The linear function [`linearize`] returns: call it on a tangent of the argument.
-pub struct LinearFn<A, R> {
-    _map: Rc<LinearMap>,
-    call: Call<'static, A, R>,
+/// A linear function from `I` to `O` kept from one linearization: [`vjp`]'s pullback and
+/// [`linearize`]'s derivative. Call it like a function.
+pub struct Linear<I, O> {
+    call: Call<'static, I, O>,
 }
 
-impl<A, R> Deref for LinearFn<A, R> {
-    type Target = dyn Fn(&A) -> R;
+impl<I, O> Deref for Linear<I, O> {
+    type Target = dyn Fn(&I) -> O;
     fn deref(&self) -> &Self::Target {
         &*self.call
     }
 }
+
+/// The pullback [`vjp`] returns: call it on an output cotangent (of `R`'s type) for the
+/// argument's cotangent (of `A`'s type).
+pub type VjpFn<A, R> = Linear<R, A>;
+
+/// The linear function [`linearize`] returns: call it on a tangent of the argument.
+pub type LinearFn<A, R> = Linear<A, R>;
 
 /// `jax.checkpoint(f)` (rematerialization): the same values and derivatives, but reverse
 /// mode recomputes `f`'s intermediates from its inputs instead of keeping them.

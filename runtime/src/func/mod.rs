@@ -47,5 +47,5 @@ mod forms;
 pub use argnums::{ArgnumSpec, Argnums, AxisSpec};
 pub use forms::{
     checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, linearize, pmap, value_and_grad, vjp,
-    vmap, Checkpoint, Grad, GradWith, Jacobian, Jit, LinearFn, VjpFn, Vmap,
+    vmap, Checkpoint, Grad, GradWith, Jacobian, Jit, Linear, LinearFn, VjpFn, Vmap,
 };

@@ -6,6 +6,8 @@
 //! elementwise operation ([`ElementwiseOp`]) over operands broadcast by NumPy's rules (see
 //! `layout`). The trait and this module name no device kind; each implementation is a
 //! folder beside it — today `wgpu/` (feature `gpu`) — so a new backend touches no primitive.
+//! `cuda/` (feature `cuda`) is a backend's first half: the CUDA C of every elementwise kernel
+//! and fused group, compiled by NVRTC; no CUDA device holds arrays yet.
 //!
 //! `dispatch` is where an operation meets a device: `primitives::bind` hands it every
 //! concrete operation whose operands are not all on the host, and it runs the operation on
@@ -15,6 +17,8 @@
 //! This is the first slice of the backend layer of the design: fused groups, library calls
 //! and plans for `jit` are not here yet.
 
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
 pub(crate) mod dispatch;
 pub(crate) mod layout;
 pub mod ops;
@@ -205,4 +209,49 @@ pub fn fused_wgsl(
     shape: &[usize],
 ) -> String {
     wgpu::fused_wgsl(group, operands, shape)
+}
+
+#[cfg(feature = "cuda")]
+pub use cuda::CudaArch;
+
+/// The CUDA C kernel the CUDA backend will run for `op` over operands of these dtypes and
+/// shapes, giving an output of `out`'s dtype and shape: one `__global__` function,
+/// `rjax_kernel`, per operation, dtypes and broadcast pattern, with the element count,
+/// extents and strides passed by value.
+///
+/// # Errors
+/// When the shapes do not broadcast to `out`'s, or CUDA has no kernel for the operation on
+/// these dtypes (16-bit floats; `digamma` and the Bessel functions), saying which.
+#[cfg(feature = "cuda")]
+pub fn elementwise_cuda(
+    op: ElementwiseOp,
+    operands: &[(DType, &[usize])],
+    out: (DType, &[usize]),
+) -> Result<String, Error> {
+    cuda::elementwise_source(op, operands, out)
+}
+
+/// The CUDA C kernel of a fused group of `#[jit]` (see [`ElementwiseGroup`]) over operands of
+/// these dtypes and shapes, broadcast to `shape`.
+///
+/// # Errors
+/// As [`elementwise_cuda`].
+#[cfg(feature = "cuda")]
+pub fn fused_cuda(
+    group: &ElementwiseGroup,
+    operands: &[(DType, &[usize])],
+    shape: &[usize],
+) -> Result<String, Error> {
+    cuda::fused_source(group, operands, shape)
+}
+
+/// `source` (CUDA C) compiled by NVRTC into a CUBIN for `arch`, from the process's cache, the
+/// disk cache (`RJAX_CACHE_DIR`, else `~/.cache/rjax/cuda`) or the compiler.
+///
+/// # Errors
+/// When NVRTC is not installed (the message says how to get it), or the source does not
+/// compile (the message holds the compiler's log and the source).
+#[cfg(feature = "cuda")]
+pub fn compile_cuda(source: &str, arch: CudaArch) -> Result<std::sync::Arc<Vec<u8>>, Error> {
+    cuda::compile(source, arch)
 }

@@ -64,4 +64,6 @@ pub(crate) fn fused_source(
 }
 
 #[cfg(test)]
+mod host_tests;
+#[cfg(test)]
 mod tests;

@@ -16,7 +16,7 @@ fn dtypes() -> Vec<DType> {
     DType::ALL.into_iter().filter(|&d| codegen::computes(d)).collect()
 }
 
-fn unary_ops() -> Vec<UnaryOp> {
+pub(super) fn unary_ops() -> Vec<UnaryOp> {
     use UnaryOp::*;
     vec![
         Neg,
@@ -64,7 +64,7 @@ fn unary_ops() -> Vec<UnaryOp> {
     ]
 }
 
-fn binary_ops() -> Vec<BinaryOp> {
+pub(super) fn binary_ops() -> Vec<BinaryOp> {
     use BinaryOp::*;
     vec![
         Add, Sub, Mul, Div, Rem, Pow, Max, Min, Atan2, NextAfter, Eq, Ne, Lt, Le, Gt, Ge, And, Or,

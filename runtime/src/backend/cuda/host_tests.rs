@@ -1,0 +1,373 @@
+//! The generated CUDA C run on the host: every kernel of the table is compiled by the host's
+//! C++ compiler against a small header that defines CUDA's built-ins as PTX documents them
+//! (one thread that walks every element; saturating float-to-integer conversions with NaN
+//! giving 0), run on edge-case inputs, and compared with the CPU backend's kernels bit for bit.
+//!
+//! This checks what the generator decides — indexing and broadcasts, integer wrapping and
+//! division, conversions, NaN handling, the ports of XLA's functions — on real values. It does
+//! not check CUDA's own math library or hardware: functions the kernels take from CUDA are the
+//! host C library's here, as they are the CPU backend's (Rust's `std` calls the same C library),
+//! except the few the CPU takes from elsewhere, which are compared to within a few ulps.
+
+use std::ffi::c_void;
+use std::fmt::Write as _;
+use std::process::Command;
+
+use super::codegen;
+use crate::array::{Array, Buffer};
+use crate::backend::layout::Layout;
+use crate::backend::ElementwiseOp;
+use crate::dtype::DType;
+use crate::primitives::{bind1, Convert, Primitive, Select, UnaryOp};
+use crate::with_buffer;
+
+/// CUDA's built-ins for a host compiler, with PTX's semantics.
+const SHIM: &str = r#"
+#include <math.h>
+#include <string.h>
+#include <algorithm>
+#include <cmath>
+using std::isnan; using std::isfinite; using std::min; using std::max;
+struct dim3 { unsigned int x, y, z; };
+static const dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+static inline float __uint_as_float(unsigned int u) { float f; memcpy(&f, &u, 4); return f; }
+static inline float __int_as_float(int u) { float f; memcpy(&f, &u, 4); return f; }
+static inline unsigned int __float_as_uint(float f) { unsigned int u; memcpy(&u, &f, 4); return u; }
+static inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
+// cvt.rzi.s64.f64 and cvt.rzi.u64.f64: truncate, saturate, NaN gives 0.
+static inline long long __double2ll_rz(double x) {
+    if (isnan(x)) return 0;
+    if (x >= 9223372036854775808.0) return 0x7fffffffffffffffLL;
+    if (x <= -9223372036854775808.0) return (long long)0x8000000000000000ULL;
+    return (long long)x;
+}
+static inline unsigned long long __double2ull_rz(double x) {
+    if (isnan(x) || x <= 0) return 0;
+    if (x >= 18446744073709551616.0) return 0xffffffffffffffffULL;
+    return (unsigned long long)x;
+}
+"#;
+
+/// Inputs of `dtype` with the edges its operations treat specially.
+fn values(dtype: DType) -> Buffer {
+    let floats = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.5,
+        -3.7,
+        10.0,
+        -10.0,
+        88.0,
+        -87.0,
+        1e-39,
+        -1e-39,
+        1e30,
+        -1e30,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        0.999,
+        -0.999,
+        1e-5,
+        100.5,
+        0.41,
+        1.5e9,
+        -2.2e9,
+        300.0,
+        -129.5,
+        255.7,
+        9.3e18,
+        -9.3e18,
+        1.9e19,
+        1e300,
+        3.0,
+    ];
+    let ints: [i64; 16] =
+        [0, 1, -1, 2, -2, 3, 7, -7, 100, 13, -128, 255, i64::MIN, i64::MAX, i32::MIN as i64, 65536];
+    match dtype {
+        DType::Bool => Buffer::Bool(vec![false, true]),
+        DType::F64 => Buffer::F64(floats.to_vec()),
+        DType::F32 => Buffer::F32(floats.iter().map(|&x| x as f32).collect()),
+        // Integers wrap into the narrower types, as `astype` does.
+        int => Buffer::I64(ints.to_vec()).cast(int),
+    }
+}
+
+/// Operations the CPU computes with functions of its own rather than the C library's:
+/// compared within `ulps` rather than bit for bit.
+fn tolerance(op: ElementwiseOp, dtype: DType) -> u64 {
+    use UnaryOp::*;
+    match op {
+        ElementwiseOp::Unary(Erfc | Lgamma | Cbrt | Asinh | Acosh) => 4,
+        // Rust's `atanh` is `ln_1p(2x / (1 - x)) / 2`, which loses digits near +-1 where the
+        // C library's does not: at -0.999, 76 ulps in f32 and 169 in f64.
+        ElementwiseOp::Unary(Atanh) => 256,
+        ElementwiseOp::Unary(Erf) if dtype == DType::F64 => 4,
+        _ => 0,
+    }
+}
+
+/// One kernel to run: its source, operands (with shapes), output dtype and shape, and the
+/// values the CPU computes.
+struct Case {
+    name: String,
+    source: String,
+    operands: Vec<(Buffer, Vec<usize>)>,
+    out: (DType, Vec<usize>),
+    expected: Buffer,
+    ulps: u64,
+}
+
+fn host(buffer: &Buffer, shape: &[usize]) -> Array {
+    Array::from_buffer(shape, buffer.clone(), false)
+}
+
+/// Each element of `values` repeated `times` times in a row (`rows`) or the whole list
+/// repeated (`tiled`): the operands of an all-pairs product as full arrays.
+fn spread(b: &Buffer, times: usize, tiled: bool) -> Buffer {
+    with_buffer!(b, |v: T| {
+        let n = v.len();
+        let out: Vec<T> =
+            (0..n * times).map(|k| if tiled { v[k % n] } else { v[k / times] }).collect();
+        <T as crate::dtype::Element>::wrap(out)
+    })
+}
+
+fn case(
+    name: String,
+    op: ElementwiseOp,
+    prim: &dyn Primitive,
+    operands: Vec<(Buffer, Vec<usize>)>,
+    full: Vec<Buffer>,
+    out_shape: Vec<usize>,
+) -> Option<Case> {
+    let full_arrays: Vec<Array> = full.iter().map(|b| host(b, &out_shape)).collect();
+    let refs: Vec<&Array> = full_arrays.iter().collect();
+    let expected = bind1(prim, &refs);
+    let shapes: Vec<(DType, &[usize])> =
+        operands.iter().map(|(b, s)| (b.dtype(), s.as_slice())).collect();
+    let out = (expected.dtype(), out_shape.as_slice());
+    let source = super::elementwise_source(op, &shapes, out).ok()?;
+    let ulps = tolerance(op, shapes[0].0);
+    let out = (expected.dtype(), out_shape.clone());
+    Some(Case { name, source, operands, out, expected: expected.buffer().clone(), ulps })
+}
+
+fn accepts(p: &dyn Primitive, dtypes: &[DType]) -> bool {
+    let avals: Vec<_> = dtypes
+        .iter()
+        .map(|&dtype| crate::primitives::Aval { shape: vec![2], dtype, weak: false })
+        .collect();
+    p.abstract_eval(&avals).is_ok()
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    let dtypes: Vec<DType> = DType::ALL.into_iter().filter(|&d| codegen::computes(d)).collect();
+    for &d in &dtypes {
+        let v = values(d);
+        let n = v.len();
+        for op in super::tests::unary_ops() {
+            if accepts(&op, &[d]) {
+                let e = ElementwiseOp::Unary(op);
+                let operands = vec![(v.clone(), vec![n])];
+                cases.extend(case(
+                    format!("{op:?} {d}"),
+                    e,
+                    &op,
+                    operands,
+                    vec![v.clone()],
+                    vec![n],
+                ));
+            }
+        }
+        // All pairs: a column against a row.
+        let (rows, cols) = (spread(&v, n, false), spread(&v, n, true));
+        for op in super::tests::binary_ops() {
+            if accepts(&op, &[d, d]) {
+                let e = ElementwiseOp::Binary(op);
+                let operands = vec![(v.clone(), vec![n, 1]), (v.clone(), vec![1, n])];
+                let full = vec![rows.clone(), cols.clone()];
+                cases.extend(case(format!("{op:?} {d}"), e, &op, operands, full, vec![n, n]));
+            }
+        }
+        let pred = Buffer::Bool((0..n).map(|k| k % 3 == 0).collect());
+        let first = with_buffer!(&v, |s: T| <T as crate::dtype::Element>::wrap(vec![s[1]]));
+        let operands =
+            vec![(pred.clone(), vec![n, 1]), (v.clone(), vec![1, n]), (first.clone(), vec![])];
+        let full = vec![spread(&pred, n, false), cols.clone(), spread(&first, n * n, true)];
+        let e = ElementwiseOp::Select;
+        cases.extend(case(format!("select {d}"), e, &Select, operands, full, vec![n, n]));
+        for &to in &dtypes {
+            let convert = Convert { dtype: to, weak: false };
+            let operands = vec![(v.clone(), vec![n])];
+            let name = format!("convert {d} -> {to}");
+            let e = ElementwiseOp::Convert;
+            cases.extend(case(name, e, &convert, operands, vec![v.clone()], vec![n]));
+        }
+    }
+    cases
+}
+
+fn storage(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool | DType::U8 => "unsigned char",
+        DType::I8 => "signed char",
+        DType::I16 => "short",
+        DType::U16 => "unsigned short",
+        DType::I32 => "int",
+        DType::U32 => "unsigned int",
+        DType::I64 => "long long",
+        DType::U64 => "unsigned long long",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        other => unreachable!("no kernels for {other}"),
+    }
+}
+
+/// One translation unit holding every case in its own namespace, each with an `extern "C"`
+/// entry `run_{k}(words, buffers)` that calls the kernel as a launch would.
+fn translation_unit(cases: &[Case]) -> String {
+    let mut s = SHIM.to_string();
+    for (k, case) in cases.iter().enumerate() {
+        let kernel = case.source.replace("extern \"C\" ", "");
+        let _ = writeln!(s, "namespace k{k} {{\n{kernel}\n}}");
+        let mut args = vec!["p".to_string()];
+        for (i, (b, _)) in case.operands.iter().enumerate() {
+            args.push(format!("(const {}*)b[{i}]", storage(b.dtype())));
+        }
+        args.push(format!("({}*)b[{}]", storage(case.out.0), case.operands.len()));
+        let _ = writeln!(
+            s,
+            "extern \"C\" void run_{k}(const unsigned long long* w, void* const* b) {{\n    \
+             k{k}::Params p;\n    memcpy(p.w, w, sizeof p.w);\n    k{k}::rjax_kernel({});\n}}",
+            args.join(", ")
+        );
+    }
+    s
+}
+
+/// The launch's parameter words: count, extents, bases (all 0), then each strided operand's
+/// strides.
+fn words(case: &Case) -> Vec<u64> {
+    let shapes: Vec<&[usize]> = case.operands.iter().map(|(_, s)| s.as_slice()).collect();
+    let layout = Layout::new(&case.out.1, &shapes);
+    let n: usize = case.out.1.iter().product();
+    let mut w = vec![n as u64];
+    w.extend(layout.dims.iter().map(|&d| d as u64));
+    w.extend(std::iter::repeat_n(0, case.operands.len() + 1));
+    for access in &layout.operands {
+        if let crate::backend::layout::Access::Strided(strides) = access {
+            w.extend(strides.iter().map(|&s| s as u64));
+        }
+    }
+    w
+}
+
+/// How far apart two floats are in units in the last place of their width (`u64::MAX` where
+/// one is NaN and the other is not): the distance of their bit patterns, read as
+/// sign-magnitude integers on one line.
+fn ulps_apart(a: f64, b: f64, single: bool) -> u64 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+    }
+    let key = |x: f64| -> i128 {
+        let (bits, sign) = if single {
+            ((x as f32).to_bits() as i128 & 0x7fff_ffff, x.is_sign_negative())
+        } else {
+            (x.to_bits() as i128 & 0x7fff_ffff_ffff_ffff, x.is_sign_negative())
+        };
+        if sign {
+            -bits
+        } else {
+            bits
+        }
+    };
+    u64::try_from(key(a).abs_diff(key(b))).unwrap_or(u64::MAX)
+}
+
+/// The first element where the kernel's output differs from the CPU's by more than the case
+/// allows, described.
+fn compare(case: &Case, got: &Buffer) -> Option<String> {
+    let float = |b: &Buffer, i: usize| match b {
+        Buffer::F32(v) => Some((v[i] as f64, true)),
+        Buffer::F64(v) => Some((v[i], false)),
+        _ => None,
+    };
+    let text = |b: &Buffer, i: usize| with_buffer!(b, |v: T| format!("{:?}", v[i]));
+    (0..got.len()).find_map(|i| {
+        let apart = match (float(got, i), float(&case.expected, i)) {
+            (Some((g, single)), Some((e, _))) => ulps_apart(g, e, single),
+            _ => u64::from(text(got, i) != text(&case.expected, i)) * u64::MAX,
+        };
+        (apart > case.ulps).then(|| {
+            let (g, e) = (text(got, i), text(&case.expected, i));
+            format!("{}: element {i}: kernel {g}, CPU {e} ({apart} ulps apart)", case.name)
+        })
+    })
+}
+
+#[test]
+fn kernels_run_on_the_host_give_the_cpu_backends_results() {
+    let cases = cases();
+    assert!(cases.len() > 300, "only {} cases", cases.len());
+    let dir = std::env::temp_dir().join(format!("rjax-cuda-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cpp, lib) = (dir.join("kernels.cpp"), dir.join("kernels.so"));
+    std::fs::write(&cpp, translation_unit(&cases)).unwrap();
+    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let built = Command::new(&compiler)
+        .args(["-O1", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-w", "-o"])
+        .arg(&lib)
+        .arg(&cpp)
+        .output();
+    let built = match built {
+        Ok(out) => out,
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "no C++ compiler ({compiler}): {e}");
+            eprintln!("skipping: no C++ compiler ({compiler}): {e}");
+            return;
+        }
+    };
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    // SAFETY: the library is the one just built from the cases; nothing in it runs on load.
+    let library = unsafe { libloading::Library::new(&lib) }.unwrap();
+    let mut failures = Vec::new();
+    for (k, case) in cases.iter().enumerate() {
+        let n: usize = case.out.1.iter().product();
+        let mut out = Buffer::F64(vec![0.0; n]).cast(case.out.0);
+        let mut pointers: Vec<*mut c_void> = case
+            .operands
+            .iter()
+            .map(|(b, _)| with_buffer!(b, |v: T| v.as_ptr() as *mut c_void))
+            .collect();
+        pointers.push(with_buffer!(&mut out, |v: T| v.as_mut_ptr() as *mut c_void));
+        let words = words(case);
+        type Run = unsafe extern "C" fn(*const u64, *const *mut c_void);
+        // SAFETY: `run_{k}` has this signature (see `translation_unit`); the words are the
+        // kernel's `Params` and every buffer holds the elements its operand's shape says, in
+        // the dtype the kernel reads or writes.
+        unsafe {
+            let run: libloading::Symbol<Run> = library.get(format!("run_{k}").as_bytes()).unwrap();
+            run(words.as_ptr(), pointers.as_ptr());
+        }
+        failures.extend(compare(case, &out));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        failures.is_empty(),
+        "{} of {} kernels differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    eprintln!("{} kernels agree with the CPU backend", cases.len());
+}

@@ -245,6 +245,17 @@ pub fn fused_cuda(
     cuda::fused_source(group, operands, shape)
 }
 
+/// The CUDA C kernel of [`DeviceOp::Threefry2x32`] over `uint32` operands `key0, key1, x0,
+/// x1` of these shapes, broadcast to `shape`: both words of each hash, bit for bit as the host
+/// computes them.
+///
+/// # Errors
+/// When an operand does not broadcast to `shape`.
+#[cfg(feature = "cuda")]
+pub fn threefry_cuda(operands: &[&[usize]], shape: &[usize]) -> Result<String, Error> {
+    cuda::threefry_source(operands, shape)
+}
+
 /// `source` (CUDA C) compiled by NVRTC into a CUBIN for `arch`, from the process's cache, the
 /// disk cache (`RJAX_CACHE_DIR`, else `~/.cache/rjax/cuda`) or the compiler.
 ///

@@ -17,6 +17,7 @@ use super::math;
 use crate::backend::layout::Access;
 use crate::backend::{ElementwiseGroup, ElementwiseOp, GroupValue};
 use crate::dtype::DType;
+use crate::exec::cpu::threefry;
 use crate::primitives::{BinaryOp, UnaryOp};
 
 /// The name of every generated kernel's entry point.
@@ -585,6 +586,40 @@ pub(crate) fn fused(
         let _ = writeln!(s, "        {}", store(j, dtype, &name(v), 1 + rank + nin + j));
     }
     s.push_str("    }\n}\n");
+    Ok(s)
+}
+
+/// The source of the threefry-2x32 kernel (see
+/// [`DeviceOp::Threefry2x32`](crate::backend::DeviceOp::Threefry2x32)) over `uint32` operands
+/// `key0, key1, x0, x1` read as `inputs` say: the host's key schedule, rotations and wrapping
+/// adds (`exec::cpu::threefry`), with its constants, the rounds unrolled.
+pub(crate) fn threefry(inputs: &[(DType, &Access)], rank: usize) -> Result<String, String> {
+    if let Some((d, _)) = inputs.iter().find(|(d, _)| *d != DType::U32) {
+        return Err(format!("threefry2x32 takes uint32 operands, not {d}"));
+    }
+    let mut s = format!("// rjax threefry2x32 kernel (rank {rank})\n{PRELUDE}");
+    s.push_str("\nstatic __device__ __forceinline__ u32 rotl(u32 x, u32 r) {\n");
+    s.push_str("    return (x << r) | (x >> (32u - r));\n}\n");
+    s.push_str(&entry_point(inputs, rank, &[DType::U32, DType::U32]));
+    s.push_str(&load_operands(inputs, rank, 2));
+    let _ =
+        writeln!(s, "        const u32 ks[3] = {{x0, x1, x0 ^ x1 ^ {:#x}u}};", threefry::PARITY);
+    s.push_str("        u32 a = x2 + ks[0];\n        u32 b = x3 + ks[1];\n");
+    for group in 0..5 {
+        for r in threefry::ROTATIONS[group % 2] {
+            let _ = writeln!(s, "        a += b;\n        b = rotl(b, {r}u) ^ a;");
+        }
+        let _ = writeln!(
+            s,
+            "        a += ks[{}];\n        b += ks[{}] + {}u;",
+            (group + 1) % 3,
+            (group + 2) % 3,
+            group + 1
+        );
+    }
+    let base = 1 + rank + inputs.len();
+    let _ = writeln!(s, "        out0[p.w[{base}] + i] = a;");
+    let _ = writeln!(s, "        out1[p.w[{}] + i] = b;\n    }}\n}}", base + 1);
     Ok(s)
 }
 

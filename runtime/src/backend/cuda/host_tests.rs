@@ -115,14 +115,14 @@ fn tolerance(op: ElementwiseOp, dtype: DType) -> u64 {
     }
 }
 
-/// One kernel to run: its source, operands (with shapes), output dtype and shape, and the
-/// values the CPU computes.
+/// One kernel to run: its source, operands (with shapes), the outputs' shape, and the values
+/// the CPU computes for each output.
 struct Case {
     name: String,
     source: String,
     operands: Vec<(Buffer, Vec<usize>)>,
-    out: (DType, Vec<usize>),
-    expected: Buffer,
+    shape: Vec<usize>,
+    expected: Vec<Buffer>,
     ulps: u64,
 }
 
@@ -157,8 +157,8 @@ fn case(
     let out = (expected.dtype(), out_shape.as_slice());
     let source = super::elementwise_source(op, &shapes, out).ok()?;
     let ulps = tolerance(op, shapes[0].0);
-    let out = (expected.dtype(), out_shape.clone());
-    Some(Case { name, source, operands, out, expected: expected.buffer().clone(), ulps })
+    let expected = vec![expected.buffer().clone()];
+    Some(Case { name, source, operands, shape: out_shape, expected, ulps })
 }
 
 fn accepts(p: &dyn Primitive, dtypes: &[DType]) -> bool {
@@ -214,7 +214,55 @@ fn cases() -> Vec<Case> {
             cases.extend(case(name, e, &convert, operands, vec![v.clone()], vec![n]));
         }
     }
+    cases.extend(threefry_cases());
     cases
+}
+
+/// The hash of a few keys and counters, each kernel's operands broadcast as
+/// [`super::tests::threefry_cases`] lays them out, against the host's function.
+fn threefry_cases() -> Vec<Case> {
+    let shape = vec![4, 3];
+    super::tests::threefry_cases()
+        .into_iter()
+        .map(|(name, shapes)| {
+            // Distinct words for each operand's elements, with high bits set.
+            let operand = |k: u32, s: &[usize]| {
+                let len: usize = s.iter().product();
+                (0..len as u32)
+                    .map(|i| k.wrapping_mul(0x9E37_79B9) ^ i.wrapping_mul(0x85EB_CA6B))
+                    .collect::<Vec<u32>>()
+            };
+            let ops: Vec<Vec<u32>> =
+                shapes.iter().enumerate().map(|(k, s)| operand(k as u32 + 1, s)).collect();
+            let full: Vec<Vec<u32>> = shapes
+                .iter()
+                .zip(&ops)
+                .map(|(s, v)| {
+                    let a = host(&Buffer::U32(v.clone()), s);
+                    crate::jnp::broadcast_to(&a, &shape).to_vec::<u32>().unwrap()
+                })
+                .collect();
+            let (mut w0, mut w1) = (Vec::new(), Vec::new());
+            let words = full[0].iter().zip(&full[1]).zip(&full[2]).zip(&full[3]);
+            for (((&k0, &k1), &c0), &c1) in words {
+                let [a, b] = crate::exec::cpu::threefry::threefry2x32([k0, k1], [c0, c1]);
+                w0.push(a);
+                w1.push(b);
+            }
+            Case {
+                name: name.to_string(),
+                source: super::threefry_source(&shapes, &shape).unwrap(),
+                operands: shapes
+                    .iter()
+                    .zip(ops)
+                    .map(|(s, v)| (Buffer::U32(v), s.to_vec()))
+                    .collect(),
+                shape: shape.clone(),
+                expected: vec![Buffer::U32(w0), Buffer::U32(w1)],
+                ulps: 0,
+            }
+        })
+        .collect()
 }
 
 fn storage(dtype: DType) -> &'static str {
@@ -244,7 +292,9 @@ fn translation_unit(cases: &[Case]) -> String {
         for (i, (b, _)) in case.operands.iter().enumerate() {
             args.push(format!("(const {}*)b[{i}]", storage(b.dtype())));
         }
-        args.push(format!("({}*)b[{}]", storage(case.out.0), case.operands.len()));
+        for (j, out) in case.expected.iter().enumerate() {
+            args.push(format!("({}*)b[{}]", storage(out.dtype()), case.operands.len() + j));
+        }
         let _ = writeln!(
             s,
             "extern \"C\" void run_{k}(const unsigned long long* w, void* const* b) {{\n    \
@@ -259,11 +309,11 @@ fn translation_unit(cases: &[Case]) -> String {
 /// strides.
 fn words(case: &Case) -> Vec<u64> {
     let shapes: Vec<&[usize]> = case.operands.iter().map(|(_, s)| s.as_slice()).collect();
-    let layout = Layout::new(&case.out.1, &shapes);
-    let n: usize = case.out.1.iter().product();
+    let layout = Layout::new(&case.shape, &shapes);
+    let n: usize = case.shape.iter().product();
     let mut w = vec![n as u64];
     w.extend(layout.dims.iter().map(|&d| d as u64));
-    w.extend(std::iter::repeat_n(0, case.operands.len() + 1));
+    w.extend(std::iter::repeat_n(0, case.operands.len() + case.expected.len()));
     for access in &layout.operands {
         if let crate::backend::layout::Access::Strided(strides) = access {
             w.extend(strides.iter().map(|&s| s as u64));
@@ -296,7 +346,7 @@ fn ulps_apart(a: f64, b: f64, single: bool) -> u64 {
 
 /// The first element where the kernel's output differs from the CPU's by more than the case
 /// allows, described.
-fn compare(case: &Case, got: &Buffer) -> Option<String> {
+fn compare(case: &Case, got: &Buffer, expected: &Buffer) -> Option<String> {
     let float = |b: &Buffer, i: usize| match b {
         Buffer::F32(v) => Some((v[i] as f64, true)),
         Buffer::F64(v) => Some((v[i], false)),
@@ -304,12 +354,12 @@ fn compare(case: &Case, got: &Buffer) -> Option<String> {
     };
     let text = |b: &Buffer, i: usize| with_buffer!(b, |v: T| format!("{:?}", v[i]));
     (0..got.len()).find_map(|i| {
-        let apart = match (float(got, i), float(&case.expected, i)) {
+        let apart = match (float(got, i), float(expected, i)) {
             (Some((g, single)), Some((e, _))) => ulps_apart(g, e, single),
-            _ => u64::from(text(got, i) != text(&case.expected, i)) * u64::MAX,
+            _ => u64::from(text(got, i) != text(expected, i)) * u64::MAX,
         };
         (apart > case.ulps).then(|| {
-            let (g, e) = (text(got, i), text(&case.expected, i));
+            let (g, e) = (text(got, i), text(expected, i));
             format!("{}: element {i}: kernel {g}, CPU {e} ({apart} ulps apart)", case.name)
         })
     })
@@ -342,14 +392,17 @@ fn kernels_run_on_the_host_give_the_cpu_backends_results() {
     let library = unsafe { libloading::Library::new(&lib) }.unwrap();
     let mut failures = Vec::new();
     for (k, case) in cases.iter().enumerate() {
-        let n: usize = case.out.1.iter().product();
-        let mut out = Buffer::F64(vec![0.0; n]).cast(case.out.0);
+        let n: usize = case.shape.iter().product();
+        let mut outs: Vec<Buffer> =
+            case.expected.iter().map(|e| Buffer::F64(vec![0.0; n]).cast(e.dtype())).collect();
         let mut pointers: Vec<*mut c_void> = case
             .operands
             .iter()
             .map(|(b, _)| with_buffer!(b, |v: T| v.as_ptr() as *mut c_void))
             .collect();
-        pointers.push(with_buffer!(&mut out, |v: T| v.as_mut_ptr() as *mut c_void));
+        for out in &mut outs {
+            pointers.push(with_buffer!(out, |v: T| v.as_mut_ptr() as *mut c_void));
+        }
         let words = words(case);
         type Run = unsafe extern "C" fn(*const u64, *const *mut c_void);
         // SAFETY: `run_{k}` has this signature (see `translation_unit`); the words are the
@@ -359,7 +412,9 @@ fn kernels_run_on_the_host_give_the_cpu_backends_results() {
             let run: libloading::Symbol<Run> = library.get(format!("run_{k}").as_bytes()).unwrap();
             run(words.as_ptr(), pointers.as_ptr());
         }
-        failures.extend(compare(case, &out));
+        for (got, expected) in outs.iter().zip(&case.expected) {
+            failures.extend(compare(case, got, expected));
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert!(

@@ -63,6 +63,15 @@ pub(crate) fn fused_source(
     codegen::fused(group, &inputs, layout.dims.len()).map_err(refused)
 }
 
+/// The CUDA C of the threefry-2x32 kernel over `uint32` operands `key0, key1, x0, x1` of these
+/// shapes, broadcast to `shape`, writing both words of each hash.
+pub(crate) fn threefry_source(operands: &[&[usize]], shape: &[usize]) -> Result<String, Error> {
+    let typed: Vec<(DType, &[usize])> = operands.iter().map(|s| (DType::U32, *s)).collect();
+    let layout = layout("threefry2x32", &typed, shape)?;
+    let inputs: Vec<(DType, &Access)> = layout.operands.iter().map(|a| (DType::U32, a)).collect();
+    codegen::threefry(&inputs, layout.dims.len()).map_err(refused)
+}
+
 #[cfg(test)]
 mod host_tests;
 #[cfg(test)]

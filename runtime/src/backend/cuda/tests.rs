@@ -124,6 +124,9 @@ fn table() -> Vec<(String, String)> {
             }
         }
     }
+    for (name, shapes) in threefry_cases() {
+        sources.push((name.to_string(), threefry_source(&shapes, &[4, 3]).unwrap()));
+    }
     for (name, group, operands) in groups() {
         let operands: Vec<(DType, &[usize])> =
             operands.iter().map(|(d, s)| (*d, s.as_slice())).collect();
@@ -131,6 +134,14 @@ fn table() -> Vec<(String, String)> {
         sources.push((name.to_string(), source));
     }
     sources
+}
+
+/// Threefry's operands broadcast to `[4, 3]`: keys shared, counters per element or per row.
+pub(super) fn threefry_cases() -> Vec<(&'static str, Vec<&'static [usize]>)> {
+    vec![
+        ("threefry, one key", vec![&[], &[], &[4, 3], &[4, 3]]),
+        ("threefry, a key per row", vec![&[4, 1], &[4, 1], &[1, 3], &[4, 3]]),
+    ]
 }
 
 fn op(op: ElementwiseOp, args: &[GroupValue], dtype: DType) -> GroupOp {

@@ -16,9 +16,9 @@ use super::elementwise::build;
 use crate::dtype::Element;
 
 /// Rotation distances of the even and odd groups of four rounds.
-const ROTATIONS: [[u32; 4]; 2] = [[13, 15, 26, 6], [17, 29, 16, 24]];
+pub(crate) const ROTATIONS: [[u32; 4]; 2] = [[13, 15, 26, 6], [17, 29, 16, 24]];
 /// Threefry's key-schedule parity constant.
-const PARITY: u32 = 0x1BD1_1BDA;
+pub(crate) const PARITY: u32 = 0x1BD1_1BDA;
 /// Counters hashed per inner block: a multiple of every SIMD width, small enough for L1.
 const LANES: usize = 64;
 /// Elements per parallel task of [`hash_each`].

@@ -623,6 +623,92 @@ pub(crate) fn threefry(inputs: &[(DType, &Access)], rank: usize) -> Result<Strin
     Ok(s)
 }
 
+/// The C type that moves elements of `dtype` without looking at them: an unsigned integer of
+/// its width.
+fn word_type(dtype: DType) -> &'static str {
+    match dtype.size_of() {
+        1 => "u8",
+        2 => "u16",
+        4 => "u32",
+        _ => "u64",
+    }
+}
+
+/// The source of the kernel setting `p.w[0]` elements of `dst` to `value[0]` (a pad's
+/// background, see [`DeviceOp::Assemble`](crate::backend::DeviceOp::Assemble)).
+// Run by the tests on the host; the launcher that runs them on a GPU comes with `Device::Cuda`.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn fill(dtype: DType) -> String {
+    let t = word_type(dtype);
+    format!(
+        "// rjax fill kernel: {dtype}\n{PRELUDE}
+struct Params {{
+    u64 w[1];
+}};
+
+extern \"C\" __global__ void {ENTRY}(const Params p, const {t}* __restrict__ value, {t}* __restrict__ dst) {{
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < p.w[0]; i += step) {{
+        dst[i] = value[0];
+    }}
+}}
+"
+    )
+}
+
+/// The source of the kernel copying a region of `rank` axes (see
+/// [`CopyRegion`](crate::backend::CopyRegion)): element `i` of the region, row-major over its
+/// extents, goes from `src[src_offset + Σ c_k * src_stride_k]` to the same in `dst`, with the
+/// words of [`copy_words`]. Strides may be negative; positions are computed in 64 bits.
+// Run by the tests on the host; the launcher that runs them on a GPU comes with `Device::Cuda`.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn copy(dtype: DType, rank: usize) -> String {
+    let t = word_type(dtype);
+    let mut s = format!(
+        "// rjax strided copy kernel: {dtype}, rank {rank}\n{PRELUDE}
+struct Params {{
+    u64 w[{}];
+}};
+
+extern \"C\" __global__ void {ENTRY}(const Params p, const {t}* __restrict__ src, {t}* __restrict__ dst) {{
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < p.w[0]; i += step) {{
+        u64 rest = i;
+        i64 read = (i64)p.w[{}];
+        i64 write = (i64)p.w[{}];
+",
+        3 * rank + 3,
+        rank + 1,
+        2 * rank + 2
+    );
+    for k in (0..rank).rev() {
+        let _ = writeln!(
+            s,
+            "        {{\n            const i64 c = (i64)(rest % p.w[{e}]);\n            rest /= p.w[{e}];\n            read += c * (i64)p.w[{src}];\n            write += c * (i64)p.w[{dst}];\n        }}",
+            e = 1 + k,
+            src = rank + 2 + k,
+            dst = 2 * rank + 3 + k
+        );
+    }
+    s.push_str("        dst[write] = src[read];\n    }\n}\n");
+    s
+}
+
+/// The parameter words of a [`copy`] of `region`: element count, extents, the source's
+/// offset and strides, the destination's (strides as two's complement).
+// Run by the tests on the host; the launcher that runs them on a GPU comes with `Device::Cuda`.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn copy_words(region: &crate::backend::CopyRegion) -> Vec<u64> {
+    let n: usize = region.extents.iter().product();
+    let mut words = vec![n as u64];
+    words.extend(region.extents.iter().map(|&e| e as u64));
+    for view in [&region.src, &region.dst] {
+        words.push(view.offset as u64);
+        words.extend(view.strides.iter().map(|&s| s as i64 as u64));
+    }
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use std::process::Command;
 use super::codegen;
 use crate::array::{Array, Buffer};
 use crate::backend::layout::Layout;
-use crate::backend::ElementwiseOp;
+use crate::backend::{CopyRegion, DeviceOp, ElementwiseOp};
 use crate::dtype::DType;
 use crate::primitives::{bind1, Convert, Primitive, Select, UnaryOp};
 use crate::with_buffer;
@@ -265,6 +265,117 @@ fn threefry_cases() -> Vec<Case> {
         .collect()
 }
 
+/// What `prim`'s `Assemble` does to operands of these shapes, run as the fill and copy
+/// kernels a launch would run (fill first, then each region), against the CPU's evaluation.
+fn assemble_case(
+    name: &str,
+    prim: &dyn Primitive,
+    operands: Vec<(Buffer, Vec<usize>)>,
+) -> Assembly {
+    let avals: Vec<crate::primitives::Aval> = operands
+        .iter()
+        .map(|(b, s)| crate::primitives::Aval { shape: s.clone(), dtype: b.dtype(), weak: false })
+        .collect();
+    let Some(DeviceOp::Assemble { fill, regions }) = prim.device_op(&avals) else {
+        panic!("{name}: not an assembly");
+    };
+    let arrays: Vec<Array> = operands.iter().map(|(b, s)| host(b, s)).collect();
+    let expected = bind1(prim, &arrays.iter().collect::<Vec<_>>());
+    Assembly { name: name.to_string(), fill, regions, operands, expected }
+}
+
+/// An `Assemble` to run: its fill operand, regions, operands and the CPU's result.
+struct Assembly {
+    name: String,
+    fill: Option<usize>,
+    regions: Vec<CopyRegion>,
+    operands: Vec<(Buffer, Vec<usize>)>,
+    expected: Array,
+}
+
+fn assemblies() -> Vec<Assembly> {
+    use crate::primitives::{Concatenate, Pad, Rev, Slice, Transpose};
+    let iota = |dtype: DType, shape: &[usize]| {
+        let n: usize = shape.iter().product();
+        // Distinct values (booleans in an uneven pattern), so a misplaced element shows.
+        let value = |i: usize| {
+            if dtype == DType::Bool {
+                i.is_multiple_of(3) as u8 as f64
+            } else {
+                i as f64 + 1.0
+            }
+        };
+        (Buffer::F64((0..n).map(value).collect()).cast(dtype), shape.to_vec())
+    };
+    let mut cases = Vec::new();
+    for dtype in [DType::Bool, DType::I8, DType::F16, DType::F32, DType::I64, DType::F64] {
+        let transpose = Transpose { permutation: vec![2, 0, 1] };
+        cases.push(assemble_case("transpose", &transpose, vec![iota(dtype, &[2, 3, 4])]));
+        let rev = Rev { dimensions: vec![0, 2] };
+        cases.push(assemble_case("rev", &rev, vec![iota(dtype, &[3, 2, 5])]));
+        let slice =
+            Slice { start_indices: vec![1, 0], limit_indices: vec![5, 7], strides: vec![2, 3] };
+        cases.push(assemble_case("slice", &slice, vec![iota(dtype, &[6, 7])]));
+        let pad = Pad { low: vec![1, -1], high: vec![2, 1], interior: vec![1, 0] };
+        let value = (Buffer::F64(vec![9.0]).cast(dtype), vec![]);
+        cases.push(assemble_case("pad", &pad, vec![iota(dtype, &[3, 4]), value]));
+        let concatenate = Concatenate { dimension: 1 };
+        let parts = vec![iota(dtype, &[2, 3]), iota(dtype, &[2, 1]), iota(dtype, &[2, 2])];
+        cases.push(assemble_case("concatenate", &concatenate, parts));
+    }
+    cases
+}
+
+/// One launch of an assembly: the kernel, its words, and the operand it reads.
+type Step = (usize, Vec<u64>, Option<usize>);
+
+#[test]
+fn strided_copies_run_on_the_host_give_the_cpu_backends_results() {
+    let cases = assemblies();
+    let mut sources: Vec<Kernel> = Vec::new();
+    // The kernels each case launches, in order, with their words and operands.
+    let mut launches: Vec<Vec<Step>> = Vec::new();
+    for case in &cases {
+        let dtype = case.expected.dtype();
+        let n = case.expected.size();
+        let mut steps = Vec::new();
+        let word = codegen_word(dtype);
+        let buffers = || vec![format!("const {word}*"), format!("{word}*")];
+        if let Some(f) = case.fill {
+            sources.push((codegen::fill(dtype), buffers()));
+            steps.push((sources.len() - 1, vec![n as u64], Some(f)));
+        }
+        for region in &case.regions {
+            sources.push((codegen::copy(dtype, region.extents.len()), buffers()));
+            steps.push((sources.len() - 1, codegen::copy_words(region), Some(region.operand)));
+        }
+        launches.push(steps);
+    }
+    let Some(library) = build(&sources) else { return };
+    for (case, steps) in cases.iter().zip(&launches) {
+        let mut out = Buffer::F64(vec![0.0; case.expected.size()]).cast(case.expected.dtype());
+        for (kernel, words, operand) in steps {
+            let src = &case.operands[operand.expect("every step reads an operand")].0;
+            let pointers = [
+                with_buffer!(src, |v: T| v.as_ptr() as *mut c_void),
+                with_buffer!(&mut out, |v: T| v.as_mut_ptr() as *mut c_void),
+            ];
+            // SAFETY: the kernel reads the operand and writes the output within the bounds
+            // the primitive's regions give, which its shape rule checked.
+            unsafe { launch(&library, *kernel, words, &pointers) };
+        }
+        let got = host(&out, case.expected.shape());
+        let (g, e) = (format!("{:?}", got.buffer()), format!("{:?}", case.expected.buffer()));
+        assert_eq!(g, e, "{} of {}", case.name, case.expected.dtype());
+    }
+}
+
+/// The unsigned type of `dtype`'s width, which the copy kernels move.
+fn codegen_word(dtype: DType) -> &'static str {
+    ["unsigned char", "unsigned short", "unsigned int", "unsigned long long"]
+        [dtype.size_of().trailing_zeros() as usize]
+}
+
 fn storage(dtype: DType) -> &'static str {
     match dtype {
         DType::Bool | DType::U8 => "unsigned char",
@@ -281,20 +392,25 @@ fn storage(dtype: DType) -> &'static str {
     }
 }
 
-/// One translation unit holding every case in its own namespace, each with an `extern "C"`
-/// entry `run_{k}(words, buffers)` that calls the kernel as a launch would.
-fn translation_unit(cases: &[Case]) -> String {
+/// A kernel source and the C types of the buffers it takes, in order.
+type Kernel = (String, Vec<String>);
+
+/// The kernel of an elementwise case and its buffers' types: operands, then outputs.
+fn kernel_of(case: &Case) -> Kernel {
+    let operands = case.operands.iter().map(|(b, _)| format!("const {}*", storage(b.dtype())));
+    let outputs = case.expected.iter().map(|b| format!("{}*", storage(b.dtype())));
+    (case.source.clone(), operands.chain(outputs).collect())
+}
+
+/// One translation unit holding every kernel in its own namespace, each with an `extern "C"`
+/// entry `run_{k}(words, buffers)` that calls it as a launch would.
+fn translation_unit(kernels: &[Kernel]) -> String {
     let mut s = SHIM.to_string();
-    for (k, case) in cases.iter().enumerate() {
-        let kernel = case.source.replace("extern \"C\" ", "");
+    for (k, (source, buffers)) in kernels.iter().enumerate() {
+        let kernel = source.replace("extern \"C\" ", "");
         let _ = writeln!(s, "namespace k{k} {{\n{kernel}\n}}");
         let mut args = vec!["p".to_string()];
-        for (i, (b, _)) in case.operands.iter().enumerate() {
-            args.push(format!("(const {}*)b[{i}]", storage(b.dtype())));
-        }
-        for (j, out) in case.expected.iter().enumerate() {
-            args.push(format!("({}*)b[{}]", storage(out.dtype()), case.operands.len() + j));
-        }
+        args.extend(buffers.iter().enumerate().map(|(i, t)| format!("({t})b[{i}]")));
         let _ = writeln!(
             s,
             "extern \"C\" void run_{k}(const unsigned long long* w, void* const* b) {{\n    \
@@ -303,6 +419,50 @@ fn translation_unit(cases: &[Case]) -> String {
         );
     }
     s
+}
+
+/// The kernels compiled by the host's C++ compiler and loaded, or `None` (the test skips,
+/// saying why) where there is no compiler.
+fn build(kernels: &[Kernel]) -> Option<libloading::Library> {
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("rjax-cuda-host-{}-{build}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cpp, lib) = (dir.join("kernels.cpp"), dir.join("kernels.so"));
+    std::fs::write(&cpp, translation_unit(kernels)).unwrap();
+    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let built = Command::new(&compiler)
+        .args(["-O1", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-w", "-o"])
+        .arg(&lib)
+        .arg(&cpp)
+        .output();
+    let built = match built {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("skipping: no C++ compiler ({compiler}): {e}");
+            return None;
+        }
+    };
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    // SAFETY: the library is the one just built from the kernels; nothing in it runs on load.
+    let library = unsafe { libloading::Library::new(&lib) }.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(library)
+}
+
+/// Runs kernel `k` of `library` over `words` and `buffers`, as a launch of one thread would.
+///
+/// # Safety
+/// The words must be the kernel's parameters and each buffer must hold every element the
+/// kernel reads or writes through it, in the type it takes.
+unsafe fn launch(library: &libloading::Library, k: usize, words: &[u64], buffers: &[*mut c_void]) {
+    type Run = unsafe extern "C" fn(*const u64, *const *mut c_void);
+    // SAFETY: `run_{k}` has this signature (see `translation_unit`); the caller vouches for
+    // the words and buffers.
+    unsafe {
+        let run: libloading::Symbol<Run> = library.get(format!("run_{k}").as_bytes()).unwrap();
+        run(words.as_ptr(), buffers.as_ptr());
+    }
 }
 
 /// The launch's parameter words: count, extents, bases (all 0), then each strided operand's
@@ -369,27 +529,8 @@ fn compare(case: &Case, got: &Buffer, expected: &Buffer) -> Option<String> {
 fn kernels_run_on_the_host_give_the_cpu_backends_results() {
     let cases = cases();
     assert!(cases.len() > 300, "only {} cases", cases.len());
-    let dir = std::env::temp_dir().join(format!("rjax-cuda-host-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cpp, lib) = (dir.join("kernels.cpp"), dir.join("kernels.so"));
-    std::fs::write(&cpp, translation_unit(&cases)).unwrap();
-    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let built = Command::new(&compiler)
-        .args(["-O1", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-w", "-o"])
-        .arg(&lib)
-        .arg(&cpp)
-        .output();
-    let built = match built {
-        Ok(out) => out,
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "no C++ compiler ({compiler}): {e}");
-            eprintln!("skipping: no C++ compiler ({compiler}): {e}");
-            return;
-        }
-    };
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-    // SAFETY: the library is the one just built from the cases; nothing in it runs on load.
-    let library = unsafe { libloading::Library::new(&lib) }.unwrap();
+    let kernels: Vec<Kernel> = cases.iter().map(kernel_of).collect();
+    let Some(library) = build(&kernels) else { return };
     let mut failures = Vec::new();
     for (k, case) in cases.iter().enumerate() {
         let n: usize = case.shape.iter().product();
@@ -403,20 +544,13 @@ fn kernels_run_on_the_host_give_the_cpu_backends_results() {
         for out in &mut outs {
             pointers.push(with_buffer!(out, |v: T| v.as_mut_ptr() as *mut c_void));
         }
-        let words = words(case);
-        type Run = unsafe extern "C" fn(*const u64, *const *mut c_void);
-        // SAFETY: `run_{k}` has this signature (see `translation_unit`); the words are the
-        // kernel's `Params` and every buffer holds the elements its operand's shape says, in
-        // the dtype the kernel reads or writes.
-        unsafe {
-            let run: libloading::Symbol<Run> = library.get(format!("run_{k}").as_bytes()).unwrap();
-            run(words.as_ptr(), pointers.as_ptr());
-        }
+        // SAFETY: the words are the kernel's parameters, and every buffer holds the elements
+        // its operand's (or the output's) shape says, in the dtype the kernel reads or writes.
+        unsafe { launch(&library, k, &words(case), &pointers) };
         for (got, expected) in outs.iter().zip(&case.expected) {
             failures.extend(compare(case, got, expected));
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         failures.is_empty(),
         "{} of {} kernels differ:\n{}",

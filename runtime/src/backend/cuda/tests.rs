@@ -124,6 +124,12 @@ fn table() -> Vec<(String, String)> {
             }
         }
     }
+    for dtype in [DType::Bool, DType::F16, DType::F32, DType::F64] {
+        sources.push((format!("fill {dtype}"), codegen::fill(dtype)));
+        for rank in 0..=4 {
+            sources.push((format!("copy {dtype} rank {rank}"), codegen::copy(dtype, rank)));
+        }
+    }
     for (name, shapes) in threefry_cases() {
         sources.push((name.to_string(), threefry_source(&shapes, &[4, 3]).unwrap()));
     }

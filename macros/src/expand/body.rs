@@ -640,8 +640,7 @@ impl BodyPass {
     }
 
     /// Calls: rjax operations are traced when any operand is; a call to another traced
-    /// function with traced arguments goes to its traced entry point (`f::__rjax_traced`),
-    /// which exists only when `f` is `#[traceable]` or `#[jit]`.
+    /// function with traced arguments goes to its traced entry point (see [`traced_call`]).
     fn call(&mut self, e: &mut Expr) -> Taint {
         let Expr::Call(c) = e else { unreachable!("called on call expressions") };
         let args = self.all(c.args.iter_mut());
@@ -667,9 +666,9 @@ impl BodyPass {
         if is_constructor || is_plain || !args.is_traced() {
             return args;
         }
-        let span = p.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
-        p.path.segments.push(syn::PathSegment::from(Ident::new("__rjax_traced", span)));
         self.clone_traced_args(&mut c.args);
+        let call = traced_call(p, &c.args);
+        *e = call;
         Taint::Traced
     }
 
@@ -900,6 +899,17 @@ impl BodyPass {
             #( #vars = #outs; )*
             #value
         }}
+    }
+}
+
+/// `f(args)` as a call of `f`'s traced entry point: `traceable(f).__rjax_traced(args)`.
+/// `traceable` requires `f` to be an annotated function's companion; for any other function
+/// its bound fails on `f`'s span, with the message that says to mark `f` `#[traceable]`.
+pub fn traced_call(callee: &syn::ExprPath, args: &Punctuated<Expr, Token![,]>) -> Expr {
+    let span = callee.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
+    let entry = Ident::new("__rjax_traced", span);
+    syn::parse_quote_spanned! {span=>
+        ::rjax::__private::traceable(#callee).#entry(#args)
     }
 }
 

@@ -3,18 +3,24 @@
 //! For `#[traceable] fn f(x: &Array) -> Array { body }` the expansion is
 //!
 //! ```text
-//! fn f(x: &Array) -> Array { f::__rjax_traced(x) }       // eager: runs op by op
-//! struct f {}                                             // companion, in the type namespace
+//! struct f;                                               // the name, a type and a value
 //! impl f {
-//!     fn __rjax_traced(x: &Array) -> Array { body' }      // the body, rewritten (body.rs)
+//!     fn __rjax_eager(x: &Array) -> Array { Self.__rjax_traced(x) }  // runs op by op
+//!     fn __rjax_traced(self, x: &Array) -> Array { body' }           // rewritten (body.rs)
 //!     fn jaxpr(x: &Array) -> TracedFunction { .. }        // the IR for these arguments
 //! }
+//! impl Deref for f { type Target = fn(&Array) -> Array; }   // `f(x)` calls __rjax_eager
+//! impl Traceable<f> for f {}
 //! ```
 //!
-//! The companion shares the function's name and visibility, so `use a::f;` brings both, and a
-//! traced call `a::f(x)` in another function reaches `a::f::__rjax_traced` — or fails to
-//! resolve when `f` is not traceable. `#[jit]` adds a compile cache (`f::cache_info()`) and
-//! makes the function itself run through it.
+//! The companion has the function's name and visibility, so `use a::f;` brings it, `f(x)`
+//! calls it (a call derefs its callee) and `f::jaxpr(..)` reaches its items. A traced call
+//! `a::f(x)` in another function becomes `traceable(a::f).__rjax_traced(x)`: when `f` is a
+//! plain function, `traceable`'s bound on `Traceable` fails with a message (from the trait's
+//! `on_unimplemented`) that says to mark it `#[traceable]`. The price is that `f` is not a
+//! `fn` item: where a `fn` pointer or closure is expected, `*f` is (rustc suggests it).
+//! `#[jit]` adds a compile cache (`f::cache_info()`) and makes the function itself run
+//! through it.
 
 mod body;
 mod stack;
@@ -26,7 +32,8 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, Type};
 
 use crate::check;
-use crate::parse::signature::scalar_dtype;
+use crate::parse::signature::Param;
+use crate::parse::signature::{self, holds_floats, scalar_dtype};
 use crate::parse::transforms::{self, Layer, Transform};
 use crate::parse::{Func, ParamKind, Taint};
 use body::BodyPass;
@@ -118,29 +125,31 @@ fn stack(name: &str, attr: TokenStream, item: &mut ItemFn) -> Result<Vec<Layer>,
 
 fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     let item = &func.item;
-    let (attrs, vis, sig) = (&item.attrs, &item.vis, &item.sig);
+    let (vis, sig) = (&item.vis, &item.sig);
     let name = &sig.ident;
     let name_text = name.to_string();
+    let attrs = Attrs::split(&item.attrs);
+    let Attrs { cfg, companion: companion_attrs, lints, eager: eager_attrs } = &attrs;
     let (generics, where_clause) = (&sig.generics, &sig.generics.where_clause);
     let traced_entry = traced_entry(func, body);
-    let call_args: Vec<_> = func.params.iter().map(|p| &p.name).collect();
+    let call_args: Vec<_> = func.params.iter().map(eager_arg).collect();
     let result = convert_result(&sig.output, quote!(__rjax_result));
     let tree_call = tree_call(func, &name_text);
     let user_body = match mode {
         Mode::Traceable => quote! {
-            let __rjax_result = #name::__rjax_traced(#(#call_args),*);
+            let __rjax_result = Self.__rjax_traced(#(#call_args),*);
             #result
         },
         Mode::Jit => {
             let statics: Vec<_> = func.statics().map(|p| &p.name).collect();
             let TreeCall { args, unpack, pass } = &tree_call;
             quote! {
-                let __rjax_result = #name::__rjax_jit().call(
+                let __rjax_result = Self::__rjax_jit().call(
                     &#args,
                     ::rjax::__private::static_hash(&(#(&#statics,)*)),
                     |__rjax_leaves, __rjax_def| {
                         #unpack
-                        #name::__rjax_traced(#(#pass),*)
+                        Self.__rjax_traced(#(#pass),*)
                     },
                 );
                 #result
@@ -174,23 +183,32 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     });
     let TreeCall { args, unpack, pass } = &tree_call;
     let params = &sig.inputs;
+    let output = &sig.output;
+    let fn_pointer = fn_pointer(sig);
     let companion_doc = format!(
-        "Companion of the traced function [`{name_text}()`]: `{name_text}::jaxpr(..)` shows its IR{}.",
+        "A traced function: call it as `{name_text}(..)`; `{name_text}::jaxpr(..)` shows its \
+         IR{}. Where a `fn` pointer or closure is expected, pass `*{name_text}`.",
         if mode == Mode::Jit { ", `cache_info()` its compile cache" } else { "" }
     );
     quote! {
-        #(#attrs)*
-        #[allow(clippy::too_many_arguments, unused_mut)]
-        #vis #sig {
-            #user_body
-        }
-
+        #(#cfg)*
+        #(#companion_attrs)*
+        #[doc = ""]
         #[doc = #companion_doc]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #name {}
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy)]
+        #vis struct #name;
 
+        #(#cfg)*
+        #(#lints)*
         #[allow(dead_code)]
         impl #name {
+            #(#eager_attrs)*
+            #[allow(clippy::too_many_arguments, unused_mut)]
+            fn __rjax_eager #generics (#params) #output #where_clause {
+                #user_body
+            }
+
             #traced_entry
 
             /// The function's IR for these arguments, as traced and after simplification
@@ -199,12 +217,73 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
             pub fn jaxpr #generics (#params) -> ::rjax::TracedFunction #where_clause {
                 ::rjax::__private::trace_function(#name_text, &#args, |__rjax_leaves, __rjax_def| {
                     #unpack
-                    #name::__rjax_traced(#(#pass),*)
+                    Self.__rjax_traced(#(#pass),*)
                 })
             }
 
             #jit_items
         }
+
+        // Calls (`f(x)`) reach the function through this, as `*f` does where a `fn` pointer
+        // is expected: the name is a value of the companion type, so that traced callers can
+        // require `Traceable` of it and tell users of other functions to mark them.
+        #(#cfg)*
+        impl ::core::ops::Deref for #name {
+            type Target = #fn_pointer;
+            fn deref(&self) -> &Self::Target {
+                const EAGER: #fn_pointer = #name::__rjax_eager;
+                &EAGER
+            }
+        }
+
+        #(#cfg)*
+        #[diagnostic::do_not_recommend]
+        impl ::rjax::__private::Traceable<#name> for #name {
+            fn companion(self) -> #name {
+                self
+            }
+        }
+    }
+}
+
+/// The `fn` pointer type of a signature: `for<'a> fn(&'a Array) -> Array`.
+fn fn_pointer(sig: &syn::Signature) -> TokenStream {
+    let lifetimes: Vec<_> = sig.generics.lifetimes().map(|l| &l.lifetime).collect();
+    let binder = (!lifetimes.is_empty()).then(|| quote!(for<#(#lifetimes),*>));
+    let inputs = sig.inputs.iter().filter_map(|input| match input {
+        syn::FnArg::Typed(pt) => Some(&pt.ty),
+        syn::FnArg::Receiver(_) => None,
+    });
+    let (abi, output) = (&sig.abi, &sig.output);
+    quote!(#binder #abi fn(#(#inputs),*) #output)
+}
+
+/// The user's attributes, sorted by the item they belong on: `cfg`s on every generated
+/// item, documentation and `deprecated` on the companion (the name users see), lint levels
+/// on the impl that holds the function's code (the body included), the rest (`inline`,
+/// `track_caller`, ..) on the function that runs eagerly.
+struct Attrs {
+    cfg: Vec<syn::Attribute>,
+    companion: Vec<syn::Attribute>,
+    lints: Vec<syn::Attribute>,
+    eager: Vec<syn::Attribute>,
+}
+
+impl Attrs {
+    fn split(attrs: &[syn::Attribute]) -> Attrs {
+        let mut out =
+            Attrs { cfg: Vec::new(), companion: Vec::new(), lints: Vec::new(), eager: Vec::new() };
+        for a in attrs {
+            let name = a.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
+            let list = match name.as_str() {
+                "cfg" | "cfg_attr" => &mut out.cfg,
+                "doc" | "deprecated" => &mut out.companion,
+                "allow" | "warn" | "deny" | "forbid" | "expect" => &mut out.lints,
+                _ => &mut out.eager,
+            };
+            list.push(a.clone());
+        }
+        out
     }
 }
 
@@ -224,7 +303,10 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
                     let #mutability #name: ::rjax::Array = ::rjax::__private::scalar_param(#name, ::rjax::DType::#dtype);
                 });
             }
-            _ => params.push(quote!(#mutability #name: #ty)),
+            _ => {
+                let ty = traced_type(ty);
+                params.push(quote!(#mutability #name: #ty))
+            }
         }
     }
     let output = match &sig.output {
@@ -237,26 +319,18 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
     quote! {
         #[doc(hidden)]
         #[allow(unused_mut, unused_variables, clippy::too_many_arguments, clippy::needless_return, clippy::let_and_return)]
-        pub fn __rjax_traced #generics (#(#params),*) #output #where_clause {
+        pub fn __rjax_traced #generics (self, #(#params),*) #output #where_clause {
             #(#lets)*
             #body
         }
     }
 }
 
-/// A type as traced code sees it: Rust floats become arrays (inside tuples too).
+/// A type as traced code sees it: Rust floats become arrays (inside tuples and containers
+/// too).
 pub(crate) fn traced_type(ty: &Type) -> TokenStream {
-    if scalar_dtype(ty).is_some() {
-        return quote_spanned!(ty.span()=> ::rjax::Array);
-    }
-    match ty {
-        Type::Tuple(t) => {
-            let elems = t.elems.iter().map(traced_type);
-            quote!((#(#elems,)*))
-        }
-        Type::Paren(p) => traced_type(&p.elem),
-        other => quote!(#other),
-    }
+    let ty = signature::traced_type(ty);
+    quote!(#ty)
 }
 
 /// Turns the traced result (named `value`) into the declared return type: arrays for Rust
@@ -280,7 +354,50 @@ fn convert_value(ty: &Type, value: TokenStream) -> TokenStream {
             quote!({ let (#(#parts,)*) = #value; (#(#converted,)*) })
         }
         Type::Paren(p) => convert_value(&p.elem, value),
-        _ => value,
+        _ => match container_elem(ty) {
+            Some((name, elem)) if holds_floats(elem) => {
+                let v = format_ident!("__rjax_v");
+                let each = convert_value(elem, quote!(#v));
+                if name == "Option" {
+                    quote!(#value.map(|#v| #each))
+                } else {
+                    quote!(#value.into_iter().map(|#v| #each).collect::<::std::vec::Vec<_>>())
+                }
+            }
+            _ => value,
+        },
+    }
+}
+
+/// `("Option", T)` for `Option<T>`, `("Vec", T)` for `Vec<T>`.
+fn container_elem(ty: &Type) -> Option<(String, &Type)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let name = last.ident.to_string();
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match (name.as_str(), args.args.first()) {
+        ("Option" | "Vec", Some(syn::GenericArgument::Type(t))) if args.args.len() == 1 => {
+            Some((name, t))
+        }
+        _ => None,
+    }
+}
+
+/// A parameter as the eager function passes it to the traced entry point: a pytree holding
+/// Rust floats is rebuilt with arrays for them, as the entry point declares it.
+fn eager_arg(p: &Param) -> TokenStream {
+    let name = &p.name;
+    match &p.kind {
+        ParamKind::Tree { owned, by_ref } if holds_floats(owned) => {
+            let traced = traced_type(owned);
+            let value = quote!(::rjax::__private::retype::<_, #traced>(&#name));
+            if *by_ref {
+                quote!(&#value)
+            } else {
+                value
+            }
+        }
+        _ => quote!(#name),
     }
 }
 
@@ -300,7 +417,7 @@ fn tree_call(func: &Func, _name: &str) -> TreeCall {
     let mut pass = Vec::new();
     for p in &func.params {
         let name = &p.name;
-        let rebuilt = format_ident!("__rjax_arg_{}", name);
+        let rebuilt = format_ident!("__rjax_arg_{}", name.to_string().trim_start_matches('_'));
         match &p.kind {
             ParamKind::Static => pass.push(quote!(#name)),
             ParamKind::Scalar(_) => {
@@ -312,7 +429,7 @@ fn tree_call(func: &Func, _name: &str) -> TreeCall {
             ParamKind::Tree { owned, by_ref } => {
                 refs.push(if *by_ref { quote!(#name) } else { quote!(&#name) });
                 names.push(rebuilt.clone());
-                types.push(quote!(#owned));
+                types.push(traced_type(owned));
                 pass.push(if *by_ref { quote!(&#rebuilt) } else { quote!(#rebuilt) });
             }
         }

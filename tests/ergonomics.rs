@@ -2,7 +2,7 @@
 //! cotangents of `custom_vjp`, type aliases as declared types, tail `.collect()` and
 //! `tree::unflatten` inferred from the signature, slice steps of any integer type,
 //! `tree::map_n` over any number of trees, string-keyed maps as pytrees, and annotated
-//! functions used as values.
+//! functions called across modules and used as values.
 
 mod common;
 
@@ -299,8 +299,8 @@ fn annotated_functions_call_from_plain_code_and_pass_as_fn_pointers() {
     let x = jnp::array([2.0f32, 4.0]);
     assert_eq!(vals(&through_helpers(&x)), vec![5.0, 9.0]);
     assert_eq!(vals(&layers::affine(&x, 0.5)), vec![2.0, 3.0]);
-    let f: fn(&Array) -> Array = *halve;
-    let mapped: Vec<Array> = [x.clone()].iter().map(*halve).collect();
+    let f: fn(&Array) -> Array = halve;
+    let mapped: Vec<Array> = [x.clone()].iter().map(halve).collect();
     assert_eq!(vals(&f(&x)), vals(&mapped[0]));
     let listing = through_helpers::jaxpr(&x).to_string();
     assert!(listing.contains("div") || listing.contains("mul"), "{listing}");

@@ -23,25 +23,6 @@ use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::jnp::{self, ArrayLike};
 
-/// Implemented by the companion of every annotated function (`#[traceable]`, `#[jit]`, the
-/// transforms): the value its name denotes, whose `__rjax_traced` method is the traced entry
-/// point. A traced call `f(x)` becomes `traceable(f).__rjax_traced(x)`, so calling a plain
-/// function from a traced one fails here, on the callee's name, with this message.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a traced function, so a traced function cannot call it with traced arguments",
-    label = "not `#[traceable]`",
-    note = "mark the function `#[traceable]` (or `#[jit]`, `#[grad]`, ..: any rjax attribute makes it traceable), so that traced callers inline it into their trace"
-)]
-pub trait Traceable<C> {
-    /// The companion itself.
-    fn companion(self) -> C;
-}
-
-/// `f`'s companion, for a traced call of `f` (see [`Traceable`]).
-pub fn traceable<F: Traceable<C>, C>(f: F) -> C {
-    f.companion()
-}
-
 /// A parameter value as the traced entry point takes it: a pytree with Rust floats among its
 /// leaves (`(Array, f32)`) rebuilt with arrays for them (`(Array, Array)`).
 pub fn retype<T: crate::tree::Tree + ?Sized, U: crate::tree::Unflatten>(value: &T) -> U {

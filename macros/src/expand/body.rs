@@ -640,7 +640,8 @@ impl BodyPass {
     }
 
     /// Calls: rjax operations are traced when any operand is; a call to another traced
-    /// function with traced arguments goes to its traced entry point (see [`traced_call`]).
+    /// function with traced arguments goes to its traced entry point (see [`traced_call`]),
+    /// which exists only when `f` is `#[traceable]` or `#[jit]`.
     fn call(&mut self, e: &mut Expr) -> Taint {
         let Expr::Call(c) = e else { unreachable!("called on call expressions") };
         let args = self.all(c.args.iter_mut());
@@ -902,15 +903,14 @@ impl BodyPass {
     }
 }
 
-/// `f(args)` as a call of `f`'s traced entry point: `traceable(f).__rjax_traced(args)`.
-/// `traceable` requires `f` to be an annotated function's companion; for any other function
-/// its bound fails on `f`'s span, with the message that says to mark `f` `#[traceable]`.
+/// `f(args)` as a call of `f`'s traced entry point, `f::__rjax_traced(args)`: the companion
+/// type of an annotated function holds it, and a plain function has none, so the path fails
+/// to resolve on `f`'s span.
 pub fn traced_call(callee: &syn::ExprPath, args: &Punctuated<Expr, Token![,]>) -> Expr {
-    let span = callee.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
-    let entry = Ident::new("__rjax_traced", span);
-    syn::parse_quote_spanned! {span=>
-        ::rjax::__private::traceable(#callee).#entry(#args)
-    }
+    let mut path = callee.clone();
+    let span = path.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
+    path.path.segments.push(syn::PathSegment::from(Ident::new("__rjax_traced", span)));
+    syn::parse_quote_spanned!(span=> #path(#args))
 }
 
 /// Binds a body's tail expression to a local when it calls a transform's function form

@@ -3,24 +3,18 @@
 //! For `#[traceable] fn f(x: &Array) -> Array { body }` the expansion is
 //!
 //! ```text
-//! struct f;                                               // the name, a type and a value
+//! fn f(x: &Array) -> Array { f::__rjax_traced(x) }       // eager: runs op by op
+//! struct f {}                                             // companion, in the type namespace
 //! impl f {
-//!     fn __rjax_eager(x: &Array) -> Array { Self.__rjax_traced(x) }  // runs op by op
-//!     fn __rjax_traced(self, x: &Array) -> Array { body' }           // rewritten (body.rs)
+//!     fn __rjax_traced(x: &Array) -> Array { body' }      // the body, rewritten (body.rs)
 //!     fn jaxpr(x: &Array) -> TracedFunction { .. }        // the IR for these arguments
 //! }
-//! impl Deref for f { type Target = fn(&Array) -> Array; }   // `f(x)` calls __rjax_eager
-//! impl Traceable<f> for f {}
 //! ```
 //!
-//! The companion has the function's name and visibility, so `use a::f;` brings it, `f(x)`
-//! calls it (a call derefs its callee) and `f::jaxpr(..)` reaches its items. A traced call
-//! `a::f(x)` in another function becomes `traceable(a::f).__rjax_traced(x)`: when `f` is a
-//! plain function, `traceable`'s bound on `Traceable` fails with a message (from the trait's
-//! `on_unimplemented`) that says to mark it `#[traceable]`. The price is that `f` is not a
-//! `fn` item: where a `fn` pointer or closure is expected, `*f` is (rustc suggests it).
-//! `#[jit]` adds a compile cache (`f::cache_info()`) and makes the function itself run
-//! through it.
+//! The companion shares the function's name and visibility, so `use a::f;` brings both, and a
+//! traced call `a::f(x)` in another function reaches `a::f::__rjax_traced` — or fails to
+//! resolve when `f` is not traceable. `#[jit]` adds a compile cache (`f::cache_info()`) and
+//! makes the function itself run through it.
 
 mod body;
 mod stack;
@@ -125,11 +119,9 @@ fn stack(name: &str, attr: TokenStream, item: &mut ItemFn) -> Result<Vec<Layer>,
 
 fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     let item = &func.item;
-    let (vis, sig) = (&item.vis, &item.sig);
+    let (attrs, vis, sig) = (&item.attrs, &item.vis, &item.sig);
     let name = &sig.ident;
     let name_text = name.to_string();
-    let attrs = Attrs::split(&item.attrs);
-    let Attrs { cfg, companion: companion_attrs, lints, eager: eager_attrs } = &attrs;
     let (generics, where_clause) = (&sig.generics, &sig.generics.where_clause);
     let traced_entry = traced_entry(func, body);
     let call_args: Vec<_> = func.params.iter().map(eager_arg).collect();
@@ -137,19 +129,19 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     let tree_call = tree_call(func, &name_text);
     let user_body = match mode {
         Mode::Traceable => quote! {
-            let __rjax_result = Self.__rjax_traced(#(#call_args),*);
+            let __rjax_result = #name::__rjax_traced(#(#call_args),*);
             #result
         },
         Mode::Jit => {
             let statics: Vec<_> = func.statics().map(|p| &p.name).collect();
             let TreeCall { args, unpack, pass } = &tree_call;
             quote! {
-                let __rjax_result = Self::__rjax_jit().call(
+                let __rjax_result = #name::__rjax_jit().call(
                     &#args,
                     ::rjax::__private::static_hash(&(#(&#statics,)*)),
                     |__rjax_leaves, __rjax_def| {
                         #unpack
-                        Self.__rjax_traced(#(#pass),*)
+                        #name::__rjax_traced(#(#pass),*)
                     },
                 );
                 #result
@@ -183,32 +175,23 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     });
     let TreeCall { args, unpack, pass } = &tree_call;
     let params = &sig.inputs;
-    let output = &sig.output;
-    let fn_pointer = fn_pointer(sig);
     let companion_doc = format!(
-        "A traced function: call it as `{name_text}(..)`; `{name_text}::jaxpr(..)` shows its \
-         IR{}. Where a `fn` pointer or closure is expected, pass `*{name_text}`.",
+        "Companion of the traced function [`{name_text}()`]: `{name_text}::jaxpr(..)` shows its IR{}.",
         if mode == Mode::Jit { ", `cache_info()` its compile cache" } else { "" }
     );
     quote! {
-        #(#cfg)*
-        #(#companion_attrs)*
-        #[doc = ""]
-        #[doc = #companion_doc]
-        #[allow(non_camel_case_types)]
-        #[derive(Clone, Copy)]
-        #vis struct #name;
+        #(#attrs)*
+        #[allow(clippy::too_many_arguments, unused_mut)]
+        #vis #sig {
+            #user_body
+        }
 
-        #(#cfg)*
-        #(#lints)*
+        #[doc = #companion_doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name {}
+
         #[allow(dead_code)]
         impl #name {
-            #(#eager_attrs)*
-            #[allow(clippy::too_many_arguments, unused_mut)]
-            fn __rjax_eager #generics (#params) #output #where_clause {
-                #user_body
-            }
-
             #traced_entry
 
             /// The function's IR for these arguments, as traced and after simplification
@@ -217,73 +200,12 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
             pub fn jaxpr #generics (#params) -> ::rjax::TracedFunction #where_clause {
                 ::rjax::__private::trace_function(#name_text, &#args, |__rjax_leaves, __rjax_def| {
                     #unpack
-                    Self.__rjax_traced(#(#pass),*)
+                    #name::__rjax_traced(#(#pass),*)
                 })
             }
 
             #jit_items
         }
-
-        // Calls (`f(x)`) reach the function through this, as `*f` does where a `fn` pointer
-        // is expected: the name is a value of the companion type, so that traced callers can
-        // require `Traceable` of it and tell users of other functions to mark them.
-        #(#cfg)*
-        impl ::core::ops::Deref for #name {
-            type Target = #fn_pointer;
-            fn deref(&self) -> &Self::Target {
-                const EAGER: #fn_pointer = #name::__rjax_eager;
-                &EAGER
-            }
-        }
-
-        #(#cfg)*
-        #[diagnostic::do_not_recommend]
-        impl ::rjax::__private::Traceable<#name> for #name {
-            fn companion(self) -> #name {
-                self
-            }
-        }
-    }
-}
-
-/// The `fn` pointer type of a signature: `for<'a> fn(&'a Array) -> Array`.
-fn fn_pointer(sig: &syn::Signature) -> TokenStream {
-    let lifetimes: Vec<_> = sig.generics.lifetimes().map(|l| &l.lifetime).collect();
-    let binder = (!lifetimes.is_empty()).then(|| quote!(for<#(#lifetimes),*>));
-    let inputs = sig.inputs.iter().filter_map(|input| match input {
-        syn::FnArg::Typed(pt) => Some(&pt.ty),
-        syn::FnArg::Receiver(_) => None,
-    });
-    let (abi, output) = (&sig.abi, &sig.output);
-    quote!(#binder #abi fn(#(#inputs),*) #output)
-}
-
-/// The user's attributes, sorted by the item they belong on: `cfg`s on every generated
-/// item, documentation and `deprecated` on the companion (the name users see), lint levels
-/// on the impl that holds the function's code (the body included), the rest (`inline`,
-/// `track_caller`, ..) on the function that runs eagerly.
-struct Attrs {
-    cfg: Vec<syn::Attribute>,
-    companion: Vec<syn::Attribute>,
-    lints: Vec<syn::Attribute>,
-    eager: Vec<syn::Attribute>,
-}
-
-impl Attrs {
-    fn split(attrs: &[syn::Attribute]) -> Attrs {
-        let mut out =
-            Attrs { cfg: Vec::new(), companion: Vec::new(), lints: Vec::new(), eager: Vec::new() };
-        for a in attrs {
-            let name = a.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
-            let list = match name.as_str() {
-                "cfg" | "cfg_attr" => &mut out.cfg,
-                "doc" | "deprecated" => &mut out.companion,
-                "allow" | "warn" | "deny" | "forbid" | "expect" => &mut out.lints,
-                _ => &mut out.eager,
-            };
-            list.push(a.clone());
-        }
-        out
     }
 }
 
@@ -319,7 +241,7 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
     quote! {
         #[doc(hidden)]
         #[allow(unused_mut, unused_variables, clippy::too_many_arguments, clippy::needless_return, clippy::let_and_return)]
-        pub fn __rjax_traced #generics (self, #(#params),*) #output #where_clause {
+        pub fn __rjax_traced #generics (#(#params),*) #output #where_clause {
             #(#lets)*
             #body
         }

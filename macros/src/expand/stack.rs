@@ -183,7 +183,7 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
                 ::rjax::__private::ad::custom_jvp_call(#flats, #f, |__rjax_p, __rjax_t| {
                     #primals
                     #tangents
-                    ::rjax::__private::traceable(#rule).__rjax_traced(#(#pass,)* #(#tangent_pass),*)
+                    #rule::__rjax_traced(#(#pass,)* #(#tangent_pass),*)
                 })
             })
         }
@@ -202,10 +202,10 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
                     #f,
                     |__rjax_p| {
                         #primals
-                        ::rjax::__private::traceable(#fwd).__rjax_traced(#(#pass),*)
+                        #fwd::__rjax_traced(#(#pass),*)
                     },
                     |__rjax_res: ::rjax::__private::ad::Flat, __rjax_ct: ::rjax::__private::ad::Flat| {
-                        ::rjax::__private::traceable(#bwd).__rjax_traced(__rjax_res.into_tree(), __rjax_ct.into_tree::<#ct_type>())
+                        #bwd::__rjax_traced(__rjax_res.into_tree(), __rjax_ct.into_tree::<#ct_type>())
                     },
                 )
             })

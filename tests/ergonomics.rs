@@ -195,19 +195,17 @@ fn slice_steps_take_any_integer_type() {
 
 // ---- `tree::map_n` ----
 
+type Layers = Vec<(Array, Array)>;
+
 #[jit]
-fn weighted(
-    a: &Vec<(Array, Array)>,
-    b: &Vec<(Array, Array)>,
-    c: &Vec<(Array, Array)>,
-) -> Vec<(Array, Array)> {
-    tree::map_n(&[a, b, c], |x| x[0] + x[1] * x[2])
+fn weighted(a: Layers, b: Layers, c: Layers) -> Layers {
+    tree::map_n(&[&a, &b, &c], |x| x[0] + x[1] * x[2])
 }
 
 #[test]
 fn tree_map_n_maps_any_number_of_trees() {
     let t = |v: f32| vec![(jnp::full([2], v), jnp::full([1], v))];
-    let out = weighted(&t(1.0), &t(2.0), &t(3.0));
+    let out = weighted(t(1.0), t(2.0), t(3.0));
     assert_eq!((vals(&out[0].0), vals(&out[0].1)), (vec![7.0, 7.0], vec![7.0]));
     let four: Vec<(Array, Array)> = tree::map_n(&[&t(1.0), &t(1.0), &t(1.0), &t(1.0)], |x| {
         x.iter().fold(jnp::zeros([]), |s, a| s + *a)

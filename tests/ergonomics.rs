@@ -142,7 +142,7 @@ fn a_type_alias_may_be_the_declared_type() {
     // d/dw (w x + b)^2 = 2 (w x + b) x, d/db = 2 (w x + b).
     assert_eq!(vals(&g[0]), vec![42.0]);
     assert_eq!(vals(&g[1]), vec![14.0]);
-    let g = grad_slice_as_alias(&[w.clone()], &x);
+    let g = grad_slice_as_alias(std::slice::from_ref(&w), &x);
     assert_eq!(vals(&g[0]), vec![3.0]);
     assert_eq!(vals(&doubled_params(&vec![w, b])[1]), vec![2.0]);
 }

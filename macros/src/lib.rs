@@ -139,9 +139,10 @@ pub fn custom_jvp(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// `jax.custom_vjp`: `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)] fn f(..)` runs its body, and
 /// reverse mode uses `#[traceable] fn f_fwd` (`f`'s parameters, returns `(out, residuals)`)
-/// and `#[traceable] fn f_bwd(residuals, cotangent)` (both owned pytrees of arrays; returns
-/// one cotangent per traced parameter, a tuple when there are several, where `None` (declared
-/// `Option<..>`) is a zero cotangent, as in JAX). Forward mode is refused, as in JAX.
+/// and `#[traceable] fn f_bwd(residuals, cotangent)` (both owned pytrees, whose Rust floats
+/// (`(Array, f32)`) are 0-d arrays while traced; returns one cotangent per traced parameter,
+/// a tuple when there are several, where `None` (declared `Option<..>`) is a zero cotangent,
+/// as in JAX). Forward mode is refused, as in JAX.
 #[proc_macro_attribute]
 pub fn custom_vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "custom_vjp")

@@ -279,6 +279,7 @@ fn describe_node(
         Node::Unit => ("()".to_string(), Vec::new()),
         Node::Tuple(n) => (format!("tuple of {n}"), (0..*n).map(|i| i.to_string()).collect()),
         Node::Seq(n) => (format!("sequence of {n}"), (0..*n).map(|i| i.to_string()).collect()),
+        Node::Map(keys) => (format!("map of {}", keys.len()), keys.clone()),
         Node::Option(false) => ("None".to_string(), Vec::new()),
         Node::Option(true) => {
             // `Some` adds nothing to its child's path.

@@ -23,6 +23,26 @@ use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::jnp::{self, ArrayLike};
 
+/// A parameter value as the traced entry point takes it: a pytree with Rust floats among its
+/// leaves (`(Array, f32)`) rebuilt with arrays for them (`(Array, Array)`).
+pub fn retype<T: crate::tree::Tree + ?Sized, U: crate::tree::Unflatten>(value: &T) -> U {
+    let (leaves, def) = crate::tree::flatten(value);
+    crate::tree::unflatten(&def, leaves)
+}
+
+/// Implemented by a type for itself only: `same_type::<A, B>()` compiles when `A` and `B` are
+/// one type, which the macros use to check a declared type they cannot resolve (an alias).
+#[diagnostic::on_unimplemented(
+    message = "the declared type `{Self}` is not `{T}`, the type the transform returns here",
+    label = "expected `{T}`"
+)]
+pub trait SameType<T> {}
+
+impl<T> SameType<T> for T {}
+
+/// Checks at compile time that `A` and `B` are the same type (see [`SameType`]).
+pub fn same_type<A: SameType<B>, B>() {}
+
 /// Hashes the static arguments of a call for the compile-cache key.
 pub fn static_hash<T: Hash + ?Sized>(value: &T) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();

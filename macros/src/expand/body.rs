@@ -640,7 +640,7 @@ impl BodyPass {
     }
 
     /// Calls: rjax operations are traced when any operand is; a call to another traced
-    /// function with traced arguments goes to its traced entry point (`f::__rjax_traced`),
+    /// function with traced arguments goes to its traced entry point (see [`traced_call`]),
     /// which exists only when `f` is `#[traceable]` or `#[jit]`.
     fn call(&mut self, e: &mut Expr) -> Taint {
         let Expr::Call(c) = e else { unreachable!("called on call expressions") };
@@ -667,9 +667,9 @@ impl BodyPass {
         if is_constructor || is_plain || !args.is_traced() {
             return args;
         }
-        let span = p.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
-        p.path.segments.push(syn::PathSegment::from(Ident::new("__rjax_traced", span)));
         self.clone_traced_args(&mut c.args);
+        let call = traced_call(p, &c.args);
+        *e = call;
         Taint::Traced
     }
 
@@ -901,6 +901,16 @@ impl BodyPass {
             #value
         }}
     }
+}
+
+/// `f(args)` as a call of `f`'s traced entry point, `f::__rjax_traced(args)`: the companion
+/// type of an annotated function holds it, and a plain function has none, so the path fails
+/// to resolve on `f`'s span.
+pub fn traced_call(callee: &syn::ExprPath, args: &Punctuated<Expr, Token![,]>) -> Expr {
+    let mut path = callee.clone();
+    let span = path.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
+    path.path.segments.push(syn::PathSegment::from(Ident::new("__rjax_traced", span)));
+    syn::parse_quote_spanned!(span=> #path(#args))
 }
 
 /// Binds a body's tail expression to a local when it calls a transform's function form

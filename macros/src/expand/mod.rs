@@ -26,7 +26,8 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, Type};
 
 use crate::check;
-use crate::parse::signature::scalar_dtype;
+use crate::parse::signature::Param;
+use crate::parse::signature::{self, holds_floats, scalar_dtype};
 use crate::parse::transforms::{self, Layer, Transform};
 use crate::parse::{Func, ParamKind, Taint};
 use body::BodyPass;
@@ -123,7 +124,7 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     let name_text = name.to_string();
     let (generics, where_clause) = (&sig.generics, &sig.generics.where_clause);
     let traced_entry = traced_entry(func, body);
-    let call_args: Vec<_> = func.params.iter().map(|p| &p.name).collect();
+    let call_args: Vec<_> = func.params.iter().map(eager_arg).collect();
     let result = convert_result(&sig.output, quote!(__rjax_result));
     let tree_call = tree_call(func, &name_text);
     let user_body = match mode {
@@ -224,7 +225,10 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
                     let #mutability #name: ::rjax::Array = ::rjax::__private::scalar_param(#name, ::rjax::DType::#dtype);
                 });
             }
-            _ => params.push(quote!(#mutability #name: #ty)),
+            _ => {
+                let ty = traced_type(ty);
+                params.push(quote!(#mutability #name: #ty))
+            }
         }
     }
     let output = match &sig.output {
@@ -244,19 +248,11 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
     }
 }
 
-/// A type as traced code sees it: Rust floats become arrays (inside tuples too).
+/// A type as traced code sees it: Rust floats become arrays (inside tuples and containers
+/// too).
 pub(crate) fn traced_type(ty: &Type) -> TokenStream {
-    if scalar_dtype(ty).is_some() {
-        return quote_spanned!(ty.span()=> ::rjax::Array);
-    }
-    match ty {
-        Type::Tuple(t) => {
-            let elems = t.elems.iter().map(traced_type);
-            quote!((#(#elems,)*))
-        }
-        Type::Paren(p) => traced_type(&p.elem),
-        other => quote!(#other),
-    }
+    let ty = signature::traced_type(ty);
+    quote!(#ty)
 }
 
 /// Turns the traced result (named `value`) into the declared return type: arrays for Rust
@@ -280,7 +276,50 @@ fn convert_value(ty: &Type, value: TokenStream) -> TokenStream {
             quote!({ let (#(#parts,)*) = #value; (#(#converted,)*) })
         }
         Type::Paren(p) => convert_value(&p.elem, value),
-        _ => value,
+        _ => match container_elem(ty) {
+            Some((name, elem)) if holds_floats(elem) => {
+                let v = format_ident!("__rjax_v");
+                let each = convert_value(elem, quote!(#v));
+                if name == "Option" {
+                    quote!(#value.map(|#v| #each))
+                } else {
+                    quote!(#value.into_iter().map(|#v| #each).collect::<::std::vec::Vec<_>>())
+                }
+            }
+            _ => value,
+        },
+    }
+}
+
+/// `("Option", T)` for `Option<T>`, `("Vec", T)` for `Vec<T>`.
+fn container_elem(ty: &Type) -> Option<(String, &Type)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let name = last.ident.to_string();
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match (name.as_str(), args.args.first()) {
+        ("Option" | "Vec", Some(syn::GenericArgument::Type(t))) if args.args.len() == 1 => {
+            Some((name, t))
+        }
+        _ => None,
+    }
+}
+
+/// A parameter as the eager function passes it to the traced entry point: a pytree holding
+/// Rust floats is rebuilt with arrays for them, as the entry point declares it.
+fn eager_arg(p: &Param) -> TokenStream {
+    let name = &p.name;
+    match &p.kind {
+        ParamKind::Tree { owned, by_ref } if holds_floats(owned) => {
+            let traced = traced_type(owned);
+            let value = quote!(::rjax::__private::retype::<_, #traced>(&#name));
+            if *by_ref {
+                quote!(&#value)
+            } else {
+                value
+            }
+        }
+        _ => quote!(#name),
     }
 }
 
@@ -300,7 +339,7 @@ fn tree_call(func: &Func, _name: &str) -> TreeCall {
     let mut pass = Vec::new();
     for p in &func.params {
         let name = &p.name;
-        let rebuilt = format_ident!("__rjax_arg_{}", name);
+        let rebuilt = format_ident!("__rjax_arg_{}", name.to_string().trim_start_matches('_'));
         match &p.kind {
             ParamKind::Static => pass.push(quote!(#name)),
             ParamKind::Scalar(_) => {
@@ -312,7 +351,7 @@ fn tree_call(func: &Func, _name: &str) -> TreeCall {
             ParamKind::Tree { owned, by_ref } => {
                 refs.push(if *by_ref { quote!(#name) } else { quote!(&#name) });
                 names.push(rebuilt.clone());
-                types.push(quote!(#owned));
+                types.push(traced_type(owned));
                 pass.push(if *by_ref { quote!(&#rebuilt) } else { quote!(#rebuilt) });
             }
         }

@@ -19,6 +19,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{Block, ReturnType, Type};
 
 use crate::check;
@@ -62,7 +63,15 @@ pub fn traced_body(
 
 fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStream, syn::Error> {
     let Some((layer, inner)) = layers.split_first() else {
-        return Ok(quote!(#body));
+        // The body's type is the declared one where the transforms keep it (`vmap`, `jvp`,
+        // ..), so that a tail `.collect()` or `tree::unflatten(..)` infers from the signature.
+        return Ok(match &view.ret {
+            Some(ret) => {
+                let ret = super::traced_type(ret);
+                quote!({ let __rjax_body: #ret = #body; __rjax_body })
+            }
+            None => quote!(#body),
+        });
     };
     let traced: Vec<&Param> = view.params.iter().copied().filter(|p| is_traced(p)).collect();
     let span = layer.span;
@@ -70,8 +79,8 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
         Transform::Jit | Transform::Traceable => layer_expr(inner, view, body),
         Transform::Grad { argnums, has_aux, value } => {
             let positions = positions(layer, &view, &argnums.nums)?;
-            if let Some(ret) = &view.ret {
-                check_grad_return(
+            let alias_check = match &view.ret {
+                Some(ret) => check_grad_return(
                     layer,
                     ret,
                     &view,
@@ -79,17 +88,19 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
                     argnums.tuple,
                     *has_aux,
                     *value,
-                )?;
-            }
+                )?,
+                None => None,
+            };
             let wrt = wrt(layer, &traced, &positions);
             let (tuple, aux) = (argnums.tuple, *has_aux);
             let closure =
                 closure(&traced, layer_expr(inner, View { ret: None, ..view.clone() }, body)?);
             let flats = flats(&traced);
             let function = if *value { quote!(value_and_grad) } else { quote!(grad) };
-            Ok(quote_spanned! {span=>
+            Ok(quote_spanned! {span=> {
+                #alias_check
                 ::rjax::__private::ad::#function(#wrt, #tuple, #aux, #flats, #closure)
-            })
+            }})
         }
         Transform::Jvp => {
             let split = jvp_split(&view.params)
@@ -318,15 +329,17 @@ fn rebinds(traced: &[&Param], source: &str, name: impl Fn(&Param) -> syn::Ident)
                 let owned_name =
                     format_ident!("__rjax_owned_{}", name.to_string().trim_start_matches('_'));
                 let elem = match &p.ty {
-                    Type::Reference(r) => r.elem.as_ref().clone(),
-                    other => other.clone(),
+                    Type::Reference(r) => super::traced_type(&r.elem),
+                    other => super::traced_type(other),
                 };
+                let owned = super::traced_type(owned);
                 quote! {
                     let #owned_name: #owned = #next;
                     let #mutability #name: &#elem = &#owned_name;
                 }
             }
             ParamKind::Tree { owned, by_ref: false } => {
+                let owned = super::traced_type(owned);
                 quote!(let #mutability #name: #owned = #next;)
             }
             ParamKind::Static => quote!(),
@@ -355,6 +368,10 @@ fn owned_tuple(params: &[&Param], tuple: bool) -> Type {
     syn::parse_quote!((#(#elems,)*))
 }
 
+/// Checks a gradient's declared type against the differentiated parameters' owned types.
+/// Where either names a type the macro cannot see into (an alias such as `type Params =
+/// Vec<Array>`), the check is left to the compiler: the returned statement asserts the two
+/// are one type.
 fn check_grad_return(
     layer: &Layer,
     ret: &Type,
@@ -363,7 +380,7 @@ fn check_grad_return(
     tuple: bool,
     has_aux: bool,
     value: bool,
-) -> Result<(), syn::Error> {
+) -> Result<Option<TokenStream>, syn::Error> {
     let params: Vec<&Param> = argnums.iter().map(|&a| view.params[a]).collect();
     let grads = owned_tuple(&params, tuple);
     let grads_text = type_text(&grads);
@@ -387,8 +404,38 @@ fn check_grad_return(
         ),
     };
     match declared {
-        Some(d) if same_tokens(d, &grads) => Ok(()),
+        Some(d) if same_tokens(d, &grads) => Ok(None),
+        Some(d) if names_unknown_type(d) || names_unknown_type(&grads) => {
+            Ok(Some(quote_spanned! {d.span()=>
+                ::rjax::__private::same_type::<#d, #grads>();
+            }))
+        }
         _ => Err(check::refuse_grad_return(ret, &layer.name, &expected, &why)),
+    }
+}
+
+/// Types whose structure the macro knows from their name.
+const KNOWN_TYPES: &[&str] =
+    &["Array", "Vec", "Option", "Box", "BTreeMap", "HashMap", "String", "f32", "f64"];
+
+/// Whether a type names one the macro cannot see into: an alias or a struct.
+fn names_unknown_type(ty: &Type) -> bool {
+    match ty {
+        Type::Tuple(t) => t.elems.iter().any(names_unknown_type),
+        Type::Paren(p) => names_unknown_type(&p.elem),
+        Type::Array(a) => names_unknown_type(&a.elem),
+        Type::Slice(s) => names_unknown_type(&s.elem),
+        Type::Reference(r) => names_unknown_type(&r.elem),
+        Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+            let args_unknown = match &s.arguments {
+                syn::PathArguments::AngleBracketed(a) => a.args.iter().any(
+                    |arg| matches!(arg, syn::GenericArgument::Type(t) if names_unknown_type(t)),
+                ),
+                _ => false,
+            };
+            !KNOWN_TYPES.contains(&s.ident.to_string().as_str()) || args_unknown
+        }),
+        _ => true,
     }
 }
 

@@ -1,6 +1,9 @@
 //! The signature model: which parameters are traced (and as what) and which are static.
 
-use syn::{FnArg, GenericParam, Ident, ItemFn, Pat, ReturnType, Type};
+use syn::spanned::Spanned;
+use syn::{
+    FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, ReturnType, Type,
+};
 
 use crate::check;
 
@@ -122,6 +125,47 @@ pub fn scalar_dtype(ty: &Type) -> Option<&'static str> {
         "f64" => Some("F64"),
         _ => None,
     }
+}
+
+/// Containers whose type arguments traced code sees with Rust floats turned into arrays.
+const FLOAT_CONTAINERS: &[&str] = &["Vec", "Option", "Box", "BTreeMap", "HashMap"];
+
+/// A type as traced code sees it: Rust floats are 0-d arrays, inside tuples, references,
+/// slices, arrays and the standard containers too (`(Array, f32)` is `(Array, Array)`).
+pub fn traced_type(ty: &Type) -> Type {
+    if scalar_dtype(ty).is_some() {
+        return syn::parse_quote_spanned!(ty.span()=> ::rjax::Array);
+    }
+    let mut out = ty.clone();
+    match &mut out {
+        Type::Tuple(t) => t.elems.iter_mut().for_each(|e| *e = traced_type(e)),
+        Type::Paren(p) => return traced_type(&p.elem),
+        Type::Group(g) => return traced_type(&g.elem),
+        Type::Reference(r) => *r.elem = traced_type(&r.elem),
+        Type::Slice(s) => *s.elem = traced_type(&s.elem),
+        Type::Array(a) => *a.elem = traced_type(&a.elem),
+        Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last_mut() else { return out };
+            if !FLOAT_CONTAINERS.contains(&last.ident.to_string().as_str()) {
+                return out;
+            }
+            if let PathArguments::AngleBracketed(args) = &mut last.arguments {
+                for arg in args.args.iter_mut() {
+                    if let GenericArgument::Type(t) = arg {
+                        *t = traced_type(t);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Whether a type holds Rust floats that traced code sees as arrays (see [`traced_type`]).
+pub fn holds_floats(ty: &Type) -> bool {
+    let traced = traced_type(ty);
+    quote::quote!(#traced).to_string() != quote::quote!(#ty).to_string()
 }
 
 fn classify(ty: &Type) -> Result<ParamKind, syn::Error> {

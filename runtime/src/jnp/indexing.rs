@@ -46,9 +46,11 @@ pub enum SliceElem {
 }
 
 impl SliceElem {
-    /// This range with a step (what `a..b;step` means in [`s!`](crate::s)).
+    /// This range with a step (what `a..b;step` means in [`s!`](crate::s)); the step may be
+    /// of any integer type.
     #[track_caller]
-    pub fn with_step(self, step: isize) -> SliceElem {
+    pub fn with_step(self, step: impl SliceStep) -> SliceElem {
+        let step = step.to_step();
         if step == 0 {
             panic!("s!: a slice step cannot be zero");
         }
@@ -56,6 +58,28 @@ impl SliceElem {
             SliceElem::Range { start, end, .. } => SliceElem::Range { start, end, step },
             other => panic!("s!: a step (`;`) applies only to ranges, not to {other:?}"),
         }
+    }
+}
+
+/// An integer usable as a slice step in [`s!`](crate::s) (`s![0..n; k]`).
+pub trait SliceStep {
+    /// The step as an `isize`, saturating: a step past `isize`'s range takes one element
+    /// either way, as it is longer than any axis.
+    fn to_step(self) -> isize;
+}
+
+macro_rules! slice_step {
+    ($($t:ty),*) => {$(
+        impl SliceStep for $t {
+            fn to_step(self) -> isize { saturate(self as i128) }
+        }
+    )*};
+}
+slice_step!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, usize);
+
+impl SliceStep for u128 {
+    fn to_step(self) -> isize {
+        saturate(self.min(i128::MAX as u128) as i128)
     }
 }
 

@@ -1,5 +1,8 @@
 //! [`Tree`] and [`Unflatten`] for arrays, Rust scalars and the standard containers.
 
+use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasher;
+
 use super::{DefReader, Node, Tree, TreeDef, Unflatten};
 use crate::array::Array;
 
@@ -141,6 +144,60 @@ impl<T: Unflatten> Unflatten for Option<T> {
                 def.mismatch("an option", &other)
             }
         }
+    }
+}
+
+/// String-keyed maps are pytrees with their keys in the structure, in sorted order, as JAX
+/// sorts a dict's keys: a `HashMap` flattens like the `BTreeMap` with its entries.
+fn flatten_map<'a, T: Tree + 'a>(
+    entries: impl Iterator<Item = (&'a String, &'a T)>,
+    def: &mut TreeDef,
+    leaves: &mut Vec<Array>,
+) {
+    let mut entries: Vec<_> = entries.collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    def.push(Node::Map(entries.iter().map(|(k, _)| (*k).clone()).collect()));
+    for (_, v) in entries {
+        v.flatten_into(def, leaves);
+    }
+}
+
+/// Reads a map node: its keys with their values, in order.
+fn unflatten_map<T: Unflatten>(
+    def: &mut DefReader<'_>,
+    leaves: &mut dyn Iterator<Item = Array>,
+) -> Vec<(String, T)> {
+    let keys = match def.next("a map") {
+        Node::Map(keys) => keys.clone(),
+        other => {
+            let other = other.clone();
+            def.mismatch("a map", &other)
+        }
+    };
+    keys.into_iter().map(|k| (k, T::unflatten_from(def, leaves))).collect()
+}
+
+impl<T: Tree> Tree for BTreeMap<String, T> {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        flatten_map(self.iter(), def, leaves);
+    }
+}
+
+impl<T: Unflatten> Unflatten for BTreeMap<String, T> {
+    fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        unflatten_map(def, leaves).into_iter().collect()
+    }
+}
+
+impl<T: Tree, S> Tree for HashMap<String, T, S> {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        flatten_map(self.iter(), def, leaves);
+    }
+}
+
+impl<T: Unflatten, S: BuildHasher + Default> Unflatten for HashMap<String, T, S> {
+    fn unflatten_from(def: &mut DefReader<'_>, leaves: &mut dyn Iterator<Item = Array>) -> Self {
+        unflatten_map(def, leaves).into_iter().collect()
     }
 }
 

@@ -51,6 +51,9 @@ pub enum Node {
     Tuple(usize),
     /// A `Vec`, slice or fixed array of this many children.
     Seq(usize),
+    /// A string-keyed map (`BTreeMap<String, _>`, `HashMap<String, _>`): its keys in sorted
+    /// order (as JAX orders a dict's keys), children in that order.
+    Map(Vec<String>),
     /// `None`, or `Some` followed by its child.
     Option(bool),
     /// A struct: its name and its fields (positions for tuple structs), children in order.
@@ -162,6 +165,7 @@ impl TreeDef {
     fn subtree_end(&self, pos: usize) -> usize {
         let children = match &self.nodes[pos] {
             Node::Tuple(n) | Node::Seq(n) => *n,
+            Node::Map(keys) => keys.len(),
             Node::Option(some) => usize::from(*some),
             Node::Struct { fields, .. } => fields.len(),
             Node::Leaf | Node::Unit | Node::Static(_) => 0,
@@ -193,6 +197,7 @@ impl TreeDef {
             }
             Node::Unit | Node::Static(_) => return pos + 1,
             Node::Tuple(n) | Node::Seq(n) => (0..*n).map(|i| i.to_string()).collect(),
+            Node::Map(keys) => keys.clone(),
             Node::Option(false) => Vec::new(),
             Node::Option(true) => return self.collect_paths(pos + 1, prefix, out),
             Node::Struct { fields, .. } => fields.iter().map(|f| f.to_string()).collect(),
@@ -241,6 +246,17 @@ impl TreeDef {
                 f.write_str("[")?;
                 children(f, pos, *n)?;
                 f.write_str("]")
+            }
+            Node::Map(keys) => {
+                f.write_str("{")?;
+                for (i, key) in keys.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{key:?}: ")?;
+                    self.write(f, pos)?;
+                }
+                f.write_str("}")
             }
             Node::Option(false) => f.write_str("None"),
             Node::Option(true) => {
@@ -340,6 +356,40 @@ pub fn unflatten<T: Unflatten>(def: &TreeDef, leaves: impl IntoIterator<Item = A
 pub fn map<T: Unflatten>(tree: &T, f: impl FnMut(&Array) -> Array) -> T {
     let (leaves, def) = flatten(tree);
     unflatten(&def, leaves.iter().map(f).collect::<Vec<_>>())
+}
+
+/// Applies `f` to matching leaves of any number of trees of one structure (`jax.tree.map(f,
+/// *trees)`): `f` gets the leaves at one position, one per tree, in the order of `trees`.
+///
+/// Panics when `trees` is empty or the structures differ, showing both.
+///
+/// ```
+/// use rjax_runtime::{jnp, tree, Array};
+/// let (a, b, c) = (vec![jnp::ones([2])], vec![jnp::ones([2])], vec![jnp::zeros([2])]);
+/// let sum: Vec<Array> = tree::map_n(&[&a, &b, &c], |x| x[0] + x[1] + x[2]);
+/// assert_eq!(sum[0].to_vec::<f32>().unwrap(), vec![2.0, 2.0]);
+/// ```
+#[track_caller]
+pub fn map_n<T: Unflatten>(trees: &[&T], mut f: impl FnMut(&[&Array]) -> Array) -> T {
+    let Some((first, rest)) = trees.split_first() else {
+        panic!("tree::map_n: no trees to map over");
+    };
+    let (leaves, def) = flatten(*first);
+    let mut columns: Vec<Vec<Array>> = vec![leaves];
+    for (k, t) in rest.iter().enumerate() {
+        let (l, d) = flatten(*t);
+        if d != def {
+            panic!("tree::map_n: tree {} has the structure {d}, tree 0 has {def}", k + 1);
+        }
+        columns.push(l);
+    }
+    let mapped: Vec<Array> = (0..def.num_leaves())
+        .map(|i| {
+            let at: Vec<&Array> = columns.iter().map(|c| &c[i]).collect();
+            f(&at)
+        })
+        .collect();
+    unflatten(&def, mapped)
 }
 
 /// Applies `f` to matching leaves of two trees of the same structure.

@@ -258,12 +258,16 @@ fn expand(
             let kind = match &nodes[pos] {
                 Node::Tuple(_) => "a tuple",
                 Node::Seq(_) => "a sequence",
+                Node::Map(_) => "a map",
                 Node::Struct { .. } => "a struct",
                 Node::Leaf => "an array",
                 Node::Option(_) => "an option",
                 Node::Unit | Node::Static(_) => "a value without arrays",
             };
-            let groups = matches!(nodes[pos], Node::Tuple(_) | Node::Seq(_) | Node::Struct { .. });
+            let groups = matches!(
+                nodes[pos],
+                Node::Tuple(_) | Node::Seq(_) | Node::Map(_) | Node::Struct { .. }
+            );
             if !groups || specs.len() != children {
                 return Err(format!(
                     "has {} entries, but the value is {kind}{} — give one entry per element, \
@@ -280,6 +284,7 @@ fn expand(
 fn children(node: &Node) -> usize {
     match node {
         Node::Tuple(n) | Node::Seq(n) => *n,
+        Node::Map(keys) => keys.len(),
         Node::Option(some) => usize::from(*some),
         Node::Struct { fields, .. } => fields.len(),
         Node::Leaf | Node::Unit | Node::Static(_) => 0,

@@ -18,7 +18,7 @@ use crate::backend::layout::Access;
 use crate::backend::{ElementwiseGroup, ElementwiseOp, GroupValue};
 use crate::dtype::DType;
 use crate::exec::cpu::threefry;
-use crate::primitives::{BinaryOp, UnaryOp};
+use crate::primitives::{BinaryOp, CumOp, UnaryOp};
 
 /// The name of every generated kernel's entry point.
 pub(crate) const ENTRY: &str = "rjax_kernel";
@@ -707,6 +707,92 @@ pub(crate) fn copy_words(region: &crate::backend::CopyRegion) -> Vec<u64> {
         words.extend(view.strides.iter().map(|&s| s as i64 as u64));
     }
     words
+}
+
+/// The identity of `op`'s fold over `dtype`, as a C expression of its value type.
+fn identity(op: CumOp, dtype: DType) -> String {
+    let t = value_type(dtype);
+    let (lowest, highest) = match dtype {
+        DType::Bool => ("false".to_string(), "true".to_string()),
+        DType::F32 => ("__int_as_float(0xff800000)".into(), "__int_as_float(0x7f800000)".into()),
+        DType::F64 => (
+            "__longlong_as_double(0xfff0000000000000LL)".into(),
+            "__longlong_as_double(0x7ff0000000000000LL)".into(),
+        ),
+        int if int.is_signed_int() => {
+            let bits = 8 * int.size_of() - 1;
+            (
+                format!("({t})(-{}ll - 1)", (1u64 << bits) - 1),
+                format!("({t}){}ll", (1u64 << bits) - 1),
+            )
+        }
+        unsigned => ("0".to_string(), format!("({t})~({})0", unsigned_of(unsigned))),
+    };
+    match op {
+        CumOp::Sum => format!("({t})0"),
+        CumOp::Prod => format!("({t})1"),
+        CumOp::Max => lowest,
+        CumOp::Min => highest,
+    }
+}
+
+/// The source of a running fold ([`DeviceOp::Cumulative`](crate::backend::DeviceOp::Cumulative))
+/// over `dtype`: one thread per row along the axis, folding from the identity in order (from
+/// the end when `reverse`) exactly as the host's scan does, with the elementwise kernels'
+/// `+`, `*`, `max` and `min`. Words: rows (`outer * inner`), the axis's length `n`, `inner`.
+// Run by the tests on the host; the launcher that runs them on a GPU comes with `Device::Cuda`.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn cumulative(op: CumOp, dtype: DType, reverse: bool) -> Result<String, String> {
+    if !computes(dtype) {
+        return Err(format!("no CUDA kernels for {dtype}"));
+    }
+    let binary_op = match op {
+        CumOp::Sum => BinaryOp::Add,
+        CumOp::Prod => BinaryOp::Mul,
+        CumOp::Max => BinaryOp::Max,
+        CumOp::Min => BinaryOp::Min,
+    };
+    let mut helpers = BTreeSet::new();
+    let mut call = |name: &'static str, args: &str| {
+        helpers.insert(name);
+        format!("{name}({args})")
+    };
+    let combined = binary(binary_op, dtype, &mut call)?;
+    let (t, v) = (storage(dtype), value_type(dtype));
+    let mut s =
+        format!("// rjax cumulative kernel: {op:?} of {dtype}, reverse {reverse}\n{PRELUDE}");
+    push_helpers(&mut s, &helpers);
+    let _ = write!(
+        s,
+        "
+static __device__ __forceinline__ {v} combine({v} x0, {v} x1) {{
+    return {combined};
+}}
+
+struct Params {{
+    u64 w[3];
+}};
+
+extern \"C\" __global__ void {ENTRY}(const Params p, const {t}* __restrict__ src, {t}* __restrict__ dst) {{
+    const u64 n = p.w[1], inner = p.w[2];
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < p.w[0]; r += step) {{
+        const u64 base = (r / inner) * n * inner + r % inner;
+        {v} acc = {};
+        for (u64 k = 0; k < n; k++) {{
+            const u64 at = base + ({}) * inner;
+            acc = combine(acc, {});
+            dst[at] = {};
+        }}
+    }}
+}}
+",
+        identity(op, dtype),
+        if reverse { "n - 1 - k" } else { "k" },
+        if dtype == DType::Bool { "src[at] != 0" } else { "src[at]" },
+        if dtype == DType::Bool { "(u8)(acc ? 1 : 0)" } else { "acc" },
+    );
+    Ok(s)
 }
 
 #[cfg(test)]

@@ -326,6 +326,67 @@ fn assemblies() -> Vec<Assembly> {
     cases
 }
 
+#[test]
+fn running_folds_run_on_the_host_give_the_cpu_backends_results() {
+    use crate::primitives::{CumOp, Cumulative};
+    let shape = [3usize, 5, 4];
+    let mut cases = Vec::new();
+    for dtype in DType::ALL.into_iter().filter(|&d| codegen::computes(d)) {
+        let v = values(dtype);
+        let n: usize = shape.iter().product();
+        // The edge values cycled over the array, so the folds meet NaN, -0 and the bounds.
+        let cycled = spread(&v, n.div_ceil(v.len()), true);
+        let first_n =
+            with_buffer!(&cycled, |c: T| <T as crate::dtype::Element>::wrap(c[..n].to_vec()));
+        let x = host(&first_n, &shape);
+        for op in [CumOp::Sum, CumOp::Prod, CumOp::Max, CumOp::Min] {
+            for (axis, reverse) in [(0, false), (1, true), (2, false), (2, true)] {
+                let prim = Cumulative { op, axis, reverse };
+                if !accepts(&prim, &[dtype]) {
+                    continue;
+                }
+                let source = codegen::cumulative(op, dtype, reverse).unwrap();
+                let expected = bind1(&prim, &[&x]);
+                let (outer, inner) = (
+                    shape[..axis].iter().product::<usize>(),
+                    shape[axis + 1..].iter().product::<usize>(),
+                );
+                let words = vec![(outer * inner) as u64, shape[axis] as u64, inner as u64];
+                let name = format!("{op:?} {dtype} axis {axis} reverse {reverse}");
+                cases.push((name, source, words, x.clone(), expected));
+            }
+        }
+    }
+    let kernels: Vec<Kernel> = cases
+        .iter()
+        .map(|(_, source, _, _, e)| {
+            let t = storage(e.dtype());
+            (source.clone(), vec![format!("const {t}*"), format!("{t}*")])
+        })
+        .collect();
+    let Some(library) = build(&kernels) else { return };
+    for (k, (name, _, words, src, expected)) in cases.iter().enumerate() {
+        let mut out = Buffer::F64(vec![0.0; expected.size()]).cast(expected.dtype());
+        let pointers = [
+            with_buffer!(src.buffer(), |v: T| v.as_ptr() as *mut c_void),
+            with_buffer!(&mut out, |v: T| v.as_mut_ptr() as *mut c_void),
+        ];
+        // SAFETY: the words cover the input's rows, which input and output both hold.
+        unsafe { launch(&library, k, words, &pointers) };
+        let case = Case {
+            name: name.clone(),
+            source: String::new(),
+            operands: Vec::new(),
+            shape: expected.shape().to_vec(),
+            expected: vec![expected.buffer().clone()],
+            ulps: 0,
+        };
+        if let Some(failure) = compare(&case, &out, expected.buffer()) {
+            panic!("{failure}");
+        }
+    }
+}
+
 /// One launch of an assembly: the kernel, its words, and the operand it reads.
 type Step = (usize, Vec<u64>, Option<usize>);
 

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::*;
 use crate::backend::{GroupOp, GroupValue};
-use crate::primitives::{Aval, BinaryOp, Convert, Primitive, Select, UnaryOp};
+use crate::primitives::{Aval, BinaryOp, Convert, CumOp, Cumulative, Primitive, Select, UnaryOp};
 
 const ARCHS: [CudaArch; 2] = [CudaArch::SM_80, CudaArch::SM_90];
 
@@ -128,6 +128,14 @@ fn table() -> Vec<(String, String)> {
         sources.push((format!("fill {dtype}"), codegen::fill(dtype)));
         for rank in 0..=4 {
             sources.push((format!("copy {dtype} rank {rank}"), codegen::copy(dtype, rank)));
+        }
+    }
+    for dtype in dtypes() {
+        for op in [CumOp::Sum, CumOp::Prod, CumOp::Max, CumOp::Min] {
+            if accepted(&Cumulative { op, axis: 0, reverse: false }, &[dtype]).is_some() {
+                let name = format!("cumulative {op:?} {dtype}");
+                sources.push((name, codegen::cumulative(op, dtype, op == CumOp::Max).unwrap()));
+            }
         }
     }
     for (name, shapes) in threefry_cases() {

@@ -18,7 +18,7 @@ use crate::backend::layout::Access;
 use crate::backend::{ElementwiseGroup, ElementwiseOp, GroupValue};
 use crate::dtype::DType;
 use crate::exec::cpu::threefry;
-use crate::primitives::{BinaryOp, CumOp, UnaryOp};
+use crate::primitives::{ArgOp, BinaryOp, CumOp, UnaryOp};
 
 /// The name of every generated kernel's entry point.
 pub(crate) const ENTRY: &str = "rjax_kernel";
@@ -793,6 +793,61 @@ extern \"C\" __global__ void {ENTRY}(const Params p, const {t}* __restrict__ src
         if dtype == DType::Bool { "(u8)(acc ? 1 : 0)" } else { "acc" },
     );
     Ok(s)
+}
+
+/// The source of `argmax`/`argmin` along an axis
+/// ([`DeviceOp::ArgReduce`](crate::backend::DeviceOp::ArgReduce)) over `dtype`: one thread per
+/// output, walking the axis in order and keeping the first best element, a NaN beating
+/// everything (as on the host); the `int32` index is written. Words: outputs (`outer *
+/// inner`), the axis's length `n`, `inner`.
+// Run by the tests on the host; the launcher that runs them on a GPU comes with `Device::Cuda`.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn arg_reduce(op: ArgOp, dtype: DType) -> Result<String, String> {
+    if !computes(dtype) {
+        return Err(format!("no CUDA kernels for {dtype}"));
+    }
+    let (t, v) = (storage(dtype), value_type(dtype));
+    let better = if op == ArgOp::Max { "x > best" } else { "x < best" };
+    // Once the best is NaN nothing replaces it; a NaN replaces anything else.
+    let better = if dtype.is_float() {
+        format!("!isnan(best) && (isnan(x) || {better})")
+    } else {
+        better.to_string()
+    };
+    let load = |at: &str| {
+        if dtype == DType::Bool {
+            format!("(src[{at}] != 0)")
+        } else {
+            format!("src[{at}]")
+        }
+    };
+    Ok(format!(
+        "// rjax arg reduction: {op:?} of {dtype}\n{PRELUDE}
+struct Params {{
+    u64 w[3];
+}};
+
+extern \"C\" __global__ void {ENTRY}(const Params p, const {t}* __restrict__ src, i32* __restrict__ dst) {{
+    const u64 n = p.w[1], inner = p.w[2];
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < p.w[0]; r += step) {{
+        const u64 base = (r / inner) * n * inner + r % inner;
+        {v} best = {};
+        i32 index = 0;
+        for (u64 k = 1; k < n; k++) {{
+            const {v} x = {};
+            if ({better}) {{
+                best = x;
+                index = (i32)k;
+            }}
+        }}
+        dst[r] = index;
+    }}
+}}
+",
+        load("base"),
+        load("base + k * inner"),
+    ))
 }
 
 #[cfg(test)]

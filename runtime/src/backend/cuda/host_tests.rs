@@ -332,13 +332,8 @@ fn running_folds_run_on_the_host_give_the_cpu_backends_results() {
     let shape = [3usize, 5, 4];
     let mut cases = Vec::new();
     for dtype in DType::ALL.into_iter().filter(|&d| codegen::computes(d)) {
-        let v = values(dtype);
-        let n: usize = shape.iter().product();
         // The edge values cycled over the array, so the folds meet NaN, -0 and the bounds.
-        let cycled = spread(&v, n.div_ceil(v.len()), true);
-        let first_n =
-            with_buffer!(&cycled, |c: T| <T as crate::dtype::Element>::wrap(c[..n].to_vec()));
-        let x = host(&first_n, &shape);
+        let x = cycled(dtype, &shape);
         for op in [CumOp::Sum, CumOp::Prod, CumOp::Max, CumOp::Min] {
             for (axis, reverse) in [(0, false), (1, true), (2, false), (2, true)] {
                 let prim = Cumulative { op, axis, reverse };
@@ -347,21 +342,70 @@ fn running_folds_run_on_the_host_give_the_cpu_backends_results() {
                 }
                 let source = codegen::cumulative(op, dtype, reverse).unwrap();
                 let expected = bind1(&prim, &[&x]);
-                let (outer, inner) = (
-                    shape[..axis].iter().product::<usize>(),
-                    shape[axis + 1..].iter().product::<usize>(),
-                );
+                let (outer, inner) = outer_inner(&shape, axis);
                 let words = vec![(outer * inner) as u64, shape[axis] as u64, inner as u64];
                 let name = format!("{op:?} {dtype} axis {axis} reverse {reverse}");
                 cases.push((name, source, words, x.clone(), expected));
             }
         }
     }
+    run_row_cases(&cases);
+}
+
+#[test]
+fn arg_reductions_run_on_the_host_give_the_cpu_backends_results() {
+    use crate::primitives::{ArgOp, ArgReduce};
+    let shape = [3usize, 5, 4];
+    let mut cases = Vec::new();
+    for dtype in DType::ALL.into_iter().filter(|&d| codegen::computes(d)) {
+        let x = cycled(dtype, &shape);
+        for op in [ArgOp::Max, ArgOp::Min] {
+            for axis in 0..3 {
+                let prim = ArgReduce { op, axis };
+                if !accepts(&prim, &[dtype]) {
+                    continue;
+                }
+                let source = codegen::arg_reduce(op, dtype).unwrap();
+                let expected = bind1(&prim, &[&x]);
+                let (outer, inner) = outer_inner(&shape, axis);
+                let words = vec![(outer * inner) as u64, shape[axis] as u64, inner as u64];
+                cases.push((
+                    format!("{op:?} {dtype} axis {axis}"),
+                    source,
+                    words,
+                    x.clone(),
+                    expected,
+                ));
+            }
+        }
+    }
+    run_row_cases(&cases);
+}
+
+/// The elements before and after `axis`.
+fn outer_inner(shape: &[usize], axis: usize) -> (usize, usize) {
+    (shape[..axis].iter().product(), shape[axis + 1..].iter().product())
+}
+
+/// An array of `shape` holding `dtype`'s edge values, cycled.
+fn cycled(dtype: DType, shape: &[usize]) -> Array {
+    let v = values(dtype);
+    let n: usize = shape.iter().product();
+    let cycled = spread(&v, n.div_ceil(v.len()), true);
+    host(&with_buffer!(&cycled, |c: T| <T as crate::dtype::Element>::wrap(c[..n].to_vec())), shape)
+}
+
+/// A kernel over rows of one operand: name, source, words, operand, the CPU's result.
+type RowCase = (String, String, Vec<u64>, Array, Array);
+
+/// Runs each case's kernel on its operand and compares with the CPU's result, bit for bit.
+fn run_row_cases(cases: &[RowCase]) {
     let kernels: Vec<Kernel> = cases
         .iter()
-        .map(|(_, source, _, _, e)| {
-            let t = storage(e.dtype());
-            (source.clone(), vec![format!("const {t}*"), format!("{t}*")])
+        .map(|(_, source, _, x, e)| {
+            let buffers =
+                vec![format!("const {}*", storage(x.dtype())), format!("{}*", storage(e.dtype()))];
+            (source.clone(), buffers)
         })
         .collect();
     let Some(library) = build(&kernels) else { return };
@@ -371,7 +415,8 @@ fn running_folds_run_on_the_host_give_the_cpu_backends_results() {
             with_buffer!(src.buffer(), |v: T| v.as_ptr() as *mut c_void),
             with_buffer!(&mut out, |v: T| v.as_mut_ptr() as *mut c_void),
         ];
-        // SAFETY: the words cover the input's rows, which input and output both hold.
+        // SAFETY: the words cover the operand's rows; the output holds one element per row
+        // (a reduction) or per element (a scan), as the kernel writes.
         unsafe { launch(&library, k, words, &pointers) };
         let case = Case {
             name: name.clone(),

@@ -7,7 +7,9 @@ use rayon::prelude::*;
 
 use super::*;
 use crate::backend::{GroupOp, GroupValue};
-use crate::primitives::{Aval, BinaryOp, Convert, CumOp, Cumulative, Primitive, Select, UnaryOp};
+use crate::primitives::{
+    ArgOp, ArgReduce, Aval, BinaryOp, Convert, CumOp, Cumulative, Primitive, Select, UnaryOp,
+};
 
 const ARCHS: [CudaArch; 2] = [CudaArch::SM_80, CudaArch::SM_90];
 
@@ -135,6 +137,11 @@ fn table() -> Vec<(String, String)> {
             if accepted(&Cumulative { op, axis: 0, reverse: false }, &[dtype]).is_some() {
                 let name = format!("cumulative {op:?} {dtype}");
                 sources.push((name, codegen::cumulative(op, dtype, op == CumOp::Max).unwrap()));
+            }
+        }
+        for op in [ArgOp::Max, ArgOp::Min] {
+            if accepted(&ArgReduce { op, axis: 0 }, &[dtype]).is_some() {
+                sources.push((format!("{op:?} {dtype}"), codegen::arg_reduce(op, dtype).unwrap()));
             }
         }
     }

@@ -77,7 +77,7 @@ fn promotion_matches_jax() {
                 "weak_int" => jnp::add(&x, 1),
                 "weak_float" => jnp::add(&x, 1.5),
                 "weak_complex" => jnp::add(&x, Complex::new(1.5f64, 0.5)),
-                _ => jnp::add(&x, &jnp::zeros_dtype([2], operand(b).0)),
+                _ => jnp::add(&x, jnp::zeros_dtype([2], operand(b).0)),
             };
             if !a.starts_with("weak") {
                 assert_eq!((y.dtype(), y.is_weak()), (want, weak), "{a} + {b}");
@@ -216,7 +216,7 @@ fn functions_arithmetic_and_reductions_match_jax_eagerly_and_under_jit() {
         check(&format!("{dt} z * (0.5-2j)"), &(&z * c), &field(dt, "mul_weak_complex"));
         check(&format!("{dt} z ** 0.5"), &jnp::pow(&z, 0.5), &field(dt, "real_pow_weak"));
         let y = field(dt, "complex_xy");
-        check(&format!("{dt} complex"), &jnp::complex(&x, &jnp::imag(&y)), &y);
+        check(&format!("{dt} complex"), &jnp::complex(&x, jnp::imag(&y)), &y);
         check(&format!("{dt} astype real"), &z.astype(x.dtype()), &field(dt, "astype_real"));
         check(&format!("{dt} astype complex"), &x.astype(z.dtype()), &field(dt, "astype_complex"));
         check(&format!("{dt} angle of real"), &jnp::angle(&x), &field(dt, "angle_real"));
@@ -337,14 +337,17 @@ fn jit_grad_and_vmap_match_jax() {
 /// A real-valued wrapper: `v` holds the real parts, then the imaginary parts.
 fn split(v: &Array) -> Array {
     let n = v.shape()[0] / 2;
-    jnp::complex(&v.slice(s![..n]), &v.slice(s![n..]))
+    jnp::complex(v.slice(s![..n]), v.slice(s![n..]))
 }
+
+/// A named real-valued function of an f64 array, for the finite-difference checks.
+type Case = (&'static str, Box<dyn Fn(&Array) -> Array>);
 
 #[test]
 fn new_derivative_rules_agree_with_finite_differences() {
     let v = Array::from_shape_vec([8], vec![0.3, -1.2, 2.0, 0.7, 1.5, 0.25, -0.6, -2.0]);
-    let w = jnp::complex(&jnp::array([1.1, 0.5, -0.8, 0.2]), &jnp::array([-0.3, 0.7, 0.4, 1.2]));
-    let cases: Vec<(&str, Box<dyn Fn(&Array) -> Array>)> = vec![
+    let w = jnp::complex(jnp::array([1.1, 0.5, -0.8, 0.2]), jnp::array([-0.3, 0.7, 0.4, 1.2]));
+    let cases: Vec<Case> = vec![
         ("real/imag/complex", Box::new(|v| jnp::real(&split(v)) * jnp::imag(&split(v)))),
         ("conj", Box::new(move |v| jnp::imag(&(jnp::conj(&split(v)) * &w)))),
         ("abs", Box::new(|v| jnp::abs(&split(v)))),
@@ -354,7 +357,7 @@ fn new_derivative_rules_agree_with_finite_differences() {
         ("sin/cos", Box::new(|v| jnp::real(&(jnp::sin(&split(v)) / jnp::cos(&split(v)))))),
         ("tanh/tan", Box::new(|v| jnp::imag(&(jnp::tanh(&split(v)) - jnp::tan(&split(v)))))),
         ("sinh/cosh", Box::new(|v| jnp::abs(&(jnp::sinh(&split(v)) * jnp::cosh(&split(v)))))),
-        ("pow", Box::new(|v| jnp::real(&jnp::pow(&split(v), &jnp::conj(&split(v)))))),
+        ("pow", Box::new(|v| jnp::real(&jnp::pow(split(v), jnp::conj(&split(v)))))),
         (
             "astype",
             Box::new(|v| (v.astype(DType::C128) * Complex::new(0.5, 2.0)).astype(DType::F64)),
@@ -378,7 +381,7 @@ fn creation_reading_back_and_printing() {
     assert!(z.to_vec::<f32>().is_err(), "reading complex as f32 is a dtype error");
     let v = Array::from_shape_vec([2], vec![Complex::new(0.5f64, -1.0), Complex::new(0.0, 0.0)]);
     assert_eq!(v.dtype(), DType::C128);
-    assert_eq!(v.item::<Complex<f64>>().is_err(), true);
+    assert!(v.item::<Complex<f64>>().is_err());
     assert_eq!(format!("{z}"), "[[1.+2.j 3.-4.j]] dtype=complex64");
     assert_eq!(format!("{v:?}"), "Array([0.5-1.j,  0.+0.j], dtype=complex128)");
     // A weak complex scalar keeps a float32 array's precision.

@@ -237,13 +237,16 @@ fn split(v: &Array, shape: &[usize]) -> Array {
     jnp::complex(&re, &im)
 }
 
+/// A named real-valued function of an f64 array, for the finite-difference checks.
+type Case = (&'static str, Box<dyn Fn(&Array) -> Array>);
+
 #[test]
 fn derivative_rules_agree_with_finite_differences() {
     let v =
         Array::from_shape_vec([24], (0..24).map(|i| ((i * 7 % 11) as f64) / 5.0 - 1.0).collect());
     // Shifted so that no transformed value is 0, where `abs` has a kink.
     let x = v.slice(s![..12]).reshape([2, 6]) + 0.05;
-    let real_cases: Vec<(&str, Box<dyn Fn(&Array) -> Array>)> = vec![
+    let real_cases: Vec<Case> = vec![
         (
             "rfft",
             Box::new(|x| {
@@ -271,7 +274,7 @@ fn derivative_rules_agree_with_finite_differences() {
     for (name, f) in &real_cases {
         check_grads(name, f.as_ref(), &x, 1e-6);
     }
-    let complex_cases: Vec<(&str, Box<dyn Fn(&Array) -> Array>)> = vec![
+    let complex_cases: Vec<Case> = vec![
         ("fft", Box::new(|v| jnp::real(&jnp::fft::fft(&split(v, &[2, 6]), None, -1, None)))),
         ("ifft", Box::new(|v| jnp::imag(&jnp::fft::ifft(&split(v, &[2, 6]), None, -1, None)))),
         (

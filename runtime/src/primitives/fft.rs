@@ -52,6 +52,7 @@ impl FftType {
 /// A discrete Fourier transform over the trailing `fft_lengths.len()` axes (1 to 3 of them).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Fft {
+    /// Which of the four transforms.
     pub fft_type: FftType,
     /// The transform's length along each trailing axis (for `IRFFT`, the output's lengths).
     pub fft_lengths: Vec<usize>,

@@ -62,6 +62,10 @@ pub fn save<T: tree::Tree + ?Sized>(path: impl AsRef<Path>, tree: &T) -> Result<
     let path = path.as_ref();
     let (leaves, def) = tree::flatten(tree);
     let names = tensor_names(&def);
+    if let Some((name, leaf)) = names.iter().zip(&leaves).find(|(_, l)| l.dtype().is_complex()) {
+        let msg = format!("safetensors has no {} dtype; save its real and imaginary parts as two float arrays instead", leaf.dtype());
+        return Err(failure(path, Some(name), msg));
+    }
     let bytes: Vec<Vec<u8>> = leaves.iter().map(leaf_bytes).collect::<Result<_, _>>()?;
     let views = names
         .iter()
@@ -375,12 +379,14 @@ fn read_leaf(
         );
         return Err(failure(path, Some(name), msg));
     }
-    Ok(crate::with_dtype!(dtype, |T| Array::from_shape_vec(view.shape(), decode::<T>(view.data()))))
+    Ok(crate::with_real_dtype!(dtype, |T| {
+        Array::from_shape_vec(view.shape(), decode::<T>(view.data()))
+    }))
 }
 
 /// The little-endian bytes of a concrete leaf.
 fn leaf_bytes(leaf: &Array) -> Result<Vec<u8>, Error> {
-    crate::with_dtype!(leaf.dtype(), |T| {
+    crate::with_real_dtype!(leaf.dtype(), |T| {
         let values = leaf.to_vec::<T>()?;
         let mut out = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
         for v in values {
@@ -441,11 +447,12 @@ fn file_dtype(dtype: DType) -> Dtype {
         DType::BF16 => Dtype::BF16,
         DType::F32 => Dtype::F32,
         DType::F64 => Dtype::F64,
+        DType::C64 | DType::C128 => unreachable!("`save` refuses complex leaves first"),
     }
 }
 
 fn array_dtype(dtype: Dtype) -> Option<DType> {
-    DType::ALL.into_iter().find(|&d| file_dtype(d) == dtype)
+    DType::ALL.into_iter().filter(|d| !d.is_complex()).find(|&d| file_dtype(d) == dtype)
 }
 
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it

@@ -10,6 +10,7 @@
 use std::fmt;
 
 use half::{bf16, f16};
+use num_complex::Complex;
 
 use crate::array::buffer::Buffer;
 
@@ -29,11 +30,15 @@ pub enum DType {
     BF16,
     F32,
     F64,
+    /// Complex numbers of two `f32`s (NumPy's `complex64`).
+    C64,
+    /// Complex numbers of two `f64`s (NumPy's `complex128`).
+    C128,
 }
 
 impl DType {
     /// Every dtype, in a stable order.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 15] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -47,6 +52,8 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
     /// NumPy's name for the dtype (`"float32"`, `"int32"`, `"bool"`, ...).
@@ -65,6 +72,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -84,6 +93,8 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
         }
     }
 
@@ -98,12 +109,42 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
     pub fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// Whether the dtype is `complex64` or `complex128`.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// Whether the dtype is a real or complex floating-point type (NumPy's `inexact`).
+    pub fn is_inexact(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+
+    /// The complex type of a real float type's precision (`float64` -> `complex128`, other
+    /// floats -> `complex64`); a complex type is its own.
+    pub fn to_complex(self) -> DType {
+        match self {
+            DType::F64 | DType::C128 => DType::C128,
+            _ => DType::C64,
+        }
+    }
+
+    /// The real type of a complex type's parts (`complex64` -> `float32`); a real type is its
+    /// own.
+    pub fn to_real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
     }
 
     pub fn is_signed_int(self) -> bool {
@@ -140,6 +181,7 @@ enum Node {
     Concrete(DType),
     WeakInt,
     WeakFloat,
+    WeakComplex,
 }
 
 impl Node {
@@ -147,11 +189,12 @@ impl Node {
         match (weak, dtype) {
             (true, d) if d.is_int() => Node::WeakInt,
             (true, d) if d.is_float() => Node::WeakFloat,
+            (true, d) if d.is_complex() => Node::WeakComplex,
             (_, d) => Node::Concrete(d),
         }
     }
 
-    /// The lattice's edges (JAX's `_type_promotion_lattice`, without complex types).
+    /// The lattice's edges (JAX's `_type_promotion_lattice`).
     fn parents(self) -> &'static [Node] {
         use DType::*;
         use Node::*;
@@ -166,10 +209,13 @@ impl Node {
             Concrete(I16) => &[Concrete(I32)],
             Concrete(I32) => &[Concrete(I64)],
             Concrete(I64) => &[WeakFloat],
-            WeakFloat => &[Concrete(BF16), Concrete(F16)],
+            WeakFloat => &[Concrete(BF16), Concrete(F16), WeakComplex],
             Concrete(BF16) | Concrete(F16) => &[Concrete(F32)],
-            Concrete(F32) => &[Concrete(F64)],
-            Concrete(F64) => &[],
+            Concrete(F32) => &[Concrete(F64), Concrete(C64)],
+            WeakComplex => &[Concrete(C64)],
+            Concrete(C64) => &[Concrete(C128)],
+            Concrete(F64) => &[Concrete(C128)],
+            Concrete(C128) => &[],
         }
     }
 
@@ -211,6 +257,7 @@ pub fn promote(operands: &[(DType, bool)]) -> (DType, bool) {
         // An all-weak result takes the default type, as a Python scalar expression does.
         Node::WeakInt => (DEFAULT_INT, true),
         Node::WeakFloat => (DEFAULT_FLOAT, true),
+        Node::WeakComplex => (DType::C64, true),
     }
 }
 
@@ -237,6 +284,9 @@ pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + 'static {
     fn from_f64(v: f64) -> Self;
     fn from_i64(v: i64) -> Self;
     fn from_u64(v: u64) -> Self;
+    /// Converts from a complex value: real types keep the real part (as JAX's `astype`
+    /// does), `bool` is `z != 0`.
+    fn from_complex(re: f64, im: f64) -> Self;
     /// Converts to another element type with `astype` semantics.
     fn cast<U: Element>(self) -> U;
     fn to_f64(self) -> f64;
@@ -283,6 +333,8 @@ macro_rules! int_element {
             #[inline(always)]
             fn from_u64(v: u64) -> Self { v as $t }
             #[inline(always)]
+            fn from_complex(re: f64, _im: f64) -> Self { re as $t }
+            #[inline(always)]
             fn cast<U: Element>(self) -> U { U::$wide(self as _) }
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
@@ -312,6 +364,8 @@ macro_rules! float_element {
             fn from_i64(v: i64) -> Self { Self::from_f64(v as f64) }
             #[inline(always)]
             fn from_u64(v: u64) -> Self { Self::from_f64(v as f64) }
+            #[inline(always)]
+            fn from_complex(re: f64, _im: f64) -> Self { Self::from_f64(re) }
             #[inline(always)]
             fn cast<U: Element>(self) -> U { U::from_f64(self.to_f64()) }
             #[inline(always)]
@@ -343,6 +397,10 @@ impl Element for bool {
         v != 0
     }
     #[inline(always)]
+    fn from_complex(re: f64, im: f64) -> Self {
+        re != 0.0 || im != 0.0
+    }
+    #[inline(always)]
     fn cast<U: Element>(self) -> U {
         U::from_u64(self as u64)
     }
@@ -351,6 +409,33 @@ impl Element for bool {
         self as u8 as f64
     }
     buffer_access!(Bool);
+}
+
+macro_rules! complex_element {
+    ($($t:ident => $d:ident),* $(,)?) => {$(
+        impl Element for Complex<$t> {
+            const DTYPE: DType = DType::$d;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self { Complex::new(v as $t, 0.0) }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self { Self::from_f64(v as f64) }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self { Self::from_f64(v as f64) }
+            #[inline(always)]
+            fn from_complex(re: f64, im: f64) -> Self { Complex::new(re as $t, im as $t) }
+            #[inline(always)]
+            fn cast<U: Element>(self) -> U { U::from_complex(self.re as f64, self.im as f64) }
+            /// The real part (what a cast to a real type keeps).
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self.re as f64 }
+            buffer_access!($d);
+        }
+    )*};
+}
+
+complex_element! {
+    f32 => C64,
+    f64 => C128,
 }
 
 /// What a shape check reads of a dtype (see [`crate::shape`]'s invariant).
@@ -379,6 +464,15 @@ mod tests {
         assert_eq!(promote(&[(F32, true), (I32, true)]), (F32, true));
         assert_eq!(promote(&[(I32, true), s(Bool)]), (I32, true));
         assert_eq!(promote(&[s(Bool), s(Bool)]), (Bool, false));
+        assert_eq!(promote(&[s(F32), s(C64)]), (C64, false));
+        assert_eq!(promote(&[s(F64), s(C64)]), (C128, false));
+        assert_eq!(promote(&[s(I32), s(C64)]), (C64, false));
+        assert_eq!(promote(&[s(I64), s(C128)]), (C128, false));
+        assert_eq!(promote(&[s(F16), (C64, true)]), (C64, false));
+        assert_eq!(promote(&[s(C64), (F64, true)]), (C64, false));
+        assert_eq!(promote(&[s(F64), (C64, true)]), (C128, false));
+        assert_eq!(promote(&[s(I32), (C64, true)]), (C64, true));
+        assert_eq!(promote(&[(F32, true), (C64, true)]), (C64, true));
     }
 
     #[test]
@@ -389,5 +483,9 @@ mod tests {
         assert_eq!(true.cast::<f32>(), 1.0);
         assert_eq!(u64::MAX.cast::<f64>(), 18446744073709551615.0);
         assert_eq!(f32::NAN.cast::<i32>(), 0);
+        assert_eq!(2.5f32.cast::<Complex<f64>>(), Complex::new(2.5, 0.0));
+        assert_eq!(Complex::new(1.5f64, -2.0).cast::<f32>(), 1.5);
+        assert_eq!(Complex::new(1.5f64, -2.0).cast::<Complex<f32>>(), Complex::new(1.5, -2.0));
+        assert!(Complex::new(0.0f32, 1.0).cast::<bool>());
     }
 }

@@ -35,6 +35,9 @@ pub use func::{
     checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, linearize, pmap, value_and_grad, vjp, vmap,
 };
 pub use jnp::{NewAxis, SliceElem};
+/// The element type of complex arrays: `Complex<f32>` for `complex64`, `Complex<f64>` for
+/// `complex128` (re-exported from `num-complex`).
+pub use num_complex::Complex;
 pub use shape::Axes;
 pub use transform::ad;
 pub use tree::{Tree, TreeDef, Unflatten};

@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use rjax::prelude::*;
-use rjax::Device;
+use rjax::{Complex, Device};
 use serde_json::Value;
 
 /// The golden cases (`tests/data/golden.json`), computed once with JAX 0.10.2 on CPU.
@@ -109,6 +109,12 @@ pub fn leaf_to_array(leaf: &Value) -> Array {
             Array::from_shape_vec(&shape, data.iter().map(|v| v.as_i64().unwrap()).collect())
                 .astype(d)
         }
+        d if d.is_complex() => {
+            // Complex values are `[re, im]` pairs.
+            let part = |k: usize| -> Vec<f64> { data.iter().map(|v| float_of(&v[k])).collect() };
+            let values = part(0).into_iter().zip(part(1)).map(|(re, im)| Complex::new(re, im));
+            Array::from_shape_vec(&shape, values.collect::<Vec<Complex<f64>>>()).astype(d)
+        }
         d => {
             Array::from_shape_vec(&shape, data.iter().map(float_of).collect::<Vec<f64>>()).astype(d)
         }
@@ -128,6 +134,9 @@ pub fn assert_close(got: &Array, want: &Array, rtol: f64, atol: f64) {
     let (got, want) = (&to_host(got), &to_host(want));
     assert_eq!(got.shape(), want.shape(), "shape: got {got:?}, want {want:?}");
     assert_eq!(got.dtype(), want.dtype(), "dtype: got {got:?}, want {want:?}");
+    if want.dtype().is_complex() {
+        return assert_close_complex(got, want, rtol, atol);
+    }
     let g = got.astype(DType::F64).to_vec::<f64>().unwrap();
     let w = want.astype(DType::F64).to_vec::<f64>().unwrap();
     let exact = !want.dtype().is_float();
@@ -138,6 +147,22 @@ pub fn assert_close(got: &Array, want: &Array, rtol: f64, atol: f64) {
             a == b
         } else {
             (a - b).abs() <= atol + rtol * b.abs()
+        };
+        assert!(ok, "element {i}: got {a}, want {b}\ngot  {got:?}\nwant {want:?}");
+    }
+}
+
+/// [`assert_close`] for complex arrays: `|got - want| <= atol + rtol * |want|` in the complex
+/// plane; NaN parts must match.
+#[track_caller]
+fn assert_close_complex(got: &Array, want: &Array, rtol: f64, atol: f64) {
+    let g = got.astype(DType::C128).to_vec::<Complex<f64>>().unwrap();
+    let w = want.astype(DType::C128).to_vec::<Complex<f64>>().unwrap();
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let ok = if b.re.is_nan() || b.im.is_nan() {
+            a.re.is_nan() == b.re.is_nan() && a.im.is_nan() == b.im.is_nan()
+        } else {
+            (a - b).norm() <= atol + rtol * b.norm()
         };
         assert!(ok, "element {i}: got {a}, want {b}\ngot  {got:?}\nwant {want:?}");
     }

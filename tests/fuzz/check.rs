@@ -225,6 +225,11 @@ fn bits(a: &Array) -> Vec<u64> {
         DType::F64 => a.to_vec::<f64>().unwrap().iter().map(quiet64).collect(),
         DType::F16 | DType::BF16 => bits(&a.astype(DType::F32)),
         DType::Bool => a.to_vec::<bool>().unwrap().iter().map(|&v| u64::from(v)).collect(),
+        // Both parts of each complex element, in turn.
+        DType::C64 | DType::C128 => {
+            let (re, im) = (bits(&jnp::real(a)), bits(&jnp::imag(a)));
+            re.into_iter().zip(im).flat_map(|(r, i)| [r, i]).collect()
+        }
         DType::U64 => a.to_vec::<u64>().unwrap(),
         DType::U32 => a.to_vec::<u32>().unwrap().iter().map(|&v| u64::from(v)).collect(),
         DType::I32 => a.to_vec::<i32>().unwrap().iter().map(|&v| v as u64).collect(),

@@ -20,6 +20,8 @@ pub enum Buffer {
     BF16(Vec<bf16>),
     F32(Vec<f32>),
     F64(Vec<f64>),
+    C64(Vec<num_complex::Complex<f32>>),
+    C128(Vec<num_complex::Complex<f64>>),
 }
 
 /// Runs `$body` with `$v` bound to the typed `Vec` inside a [`Buffer`] and `$t` to its element
@@ -94,6 +96,96 @@ macro_rules! with_buffer {
                 #[allow(unused)]
                 type $t = f64;
                 $body
+            }
+            __B::C64($v) => {
+                #[allow(unused)]
+                type $t = $crate::Complex<f32>;
+                $body
+            }
+            __B::C128($v) => {
+                #[allow(unused)]
+                type $t = $crate::Complex<f64>;
+                $body
+            }
+        }
+    }};
+}
+
+/// [`with_buffer!`] for operations on ordered (real or bool) elements, whose shape rules
+/// refuse complex operands.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! with_real_buffer {
+    ($buf:expr, |$v:ident : $t:ident| $body:expr) => {{
+        use $crate::array::buffer::Buffer as __B;
+        match $buf {
+            __B::Bool($v) => {
+                #[allow(unused)]
+                type $t = bool;
+                $body
+            }
+            __B::I8($v) => {
+                #[allow(unused)]
+                type $t = i8;
+                $body
+            }
+            __B::I16($v) => {
+                #[allow(unused)]
+                type $t = i16;
+                $body
+            }
+            __B::I32($v) => {
+                #[allow(unused)]
+                type $t = i32;
+                $body
+            }
+            __B::I64($v) => {
+                #[allow(unused)]
+                type $t = i64;
+                $body
+            }
+            __B::U8($v) => {
+                #[allow(unused)]
+                type $t = u8;
+                $body
+            }
+            __B::U16($v) => {
+                #[allow(unused)]
+                type $t = u16;
+                $body
+            }
+            __B::U32($v) => {
+                #[allow(unused)]
+                type $t = u32;
+                $body
+            }
+            __B::U64($v) => {
+                #[allow(unused)]
+                type $t = u64;
+                $body
+            }
+            __B::F16($v) => {
+                #[allow(unused)]
+                type $t = half::f16;
+                $body
+            }
+            __B::BF16($v) => {
+                #[allow(unused)]
+                type $t = half::bf16;
+                $body
+            }
+            __B::F32($v) => {
+                #[allow(unused)]
+                type $t = f32;
+                $body
+            }
+            __B::F64($v) => {
+                #[allow(unused)]
+                type $t = f64;
+                $body
+            }
+            __B::C64(_) | __B::C128(_) => {
+                unreachable!("complex operands are refused by the operation's shape rule")
             }
         }
     }};
@@ -170,6 +262,95 @@ macro_rules! with_dtype {
                 #[allow(unused)]
                 type $t = f64;
                 $body
+            }
+            __D::C64 => {
+                #[allow(unused)]
+                type $t = $crate::Complex<f32>;
+                $body
+            }
+            __D::C128 => {
+                #[allow(unused)]
+                type $t = $crate::Complex<f64>;
+                $body
+            }
+        }
+    }};
+}
+
+/// [`with_dtype!`] for code paths that refuse complex dtypes before reaching it.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! with_real_dtype {
+    ($dtype:expr, |$t:ident| $body:expr) => {{
+        use $crate::dtype::DType as __D;
+        match $dtype {
+            __D::Bool => {
+                #[allow(unused)]
+                type $t = bool;
+                $body
+            }
+            __D::I8 => {
+                #[allow(unused)]
+                type $t = i8;
+                $body
+            }
+            __D::I16 => {
+                #[allow(unused)]
+                type $t = i16;
+                $body
+            }
+            __D::I32 => {
+                #[allow(unused)]
+                type $t = i32;
+                $body
+            }
+            __D::I64 => {
+                #[allow(unused)]
+                type $t = i64;
+                $body
+            }
+            __D::U8 => {
+                #[allow(unused)]
+                type $t = u8;
+                $body
+            }
+            __D::U16 => {
+                #[allow(unused)]
+                type $t = u16;
+                $body
+            }
+            __D::U32 => {
+                #[allow(unused)]
+                type $t = u32;
+                $body
+            }
+            __D::U64 => {
+                #[allow(unused)]
+                type $t = u64;
+                $body
+            }
+            __D::F16 => {
+                #[allow(unused)]
+                type $t = half::f16;
+                $body
+            }
+            __D::BF16 => {
+                #[allow(unused)]
+                type $t = half::bf16;
+                $body
+            }
+            __D::F32 => {
+                #[allow(unused)]
+                type $t = f32;
+                $body
+            }
+            __D::F64 => {
+                #[allow(unused)]
+                type $t = f64;
+                $body
+            }
+            __D::C64 | __D::C128 => {
+                unreachable!("complex dtypes are refused before this point")
             }
         }
     }};

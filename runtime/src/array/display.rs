@@ -64,12 +64,33 @@ fn format_elements(a: &Array) -> Result<Vec<String>, crate::Error> {
         Buffer::BF16(v) => format_floats(v),
         Buffer::F32(v) => format_floats(v),
         Buffer::F64(v) => format_floats(v),
+        Buffer::C64(v) => format_complex(v),
+        Buffer::C128(v) => format_complex(v),
         other => {
             crate::with_buffer!(other, |v: T| v.iter().map(|x: &T| format!("{x:?}")).collect())
         }
     };
     let width = raw.iter().map(String::len).max().unwrap_or(0);
     Ok(raw.into_iter().map(|s| format!("{s:>width$}")).collect())
+}
+
+/// NumPy's complex style, `1.+2.j`: the real parts formatted as floats, then the imaginary
+/// parts (formatted together) with their sign.
+fn format_complex<F>(values: &[num_complex::Complex<F>]) -> Vec<String>
+where
+    F: Element + fmt::Display + fmt::LowerExp,
+{
+    let re: Vec<F> = values.iter().map(|z| z.re).collect();
+    let im: Vec<F> = values.iter().map(|z| z.im).collect();
+    let (re, im) = (format_floats(&re), format_floats(&im));
+    re.iter()
+        .zip(&im)
+        .map(|(r, i)| {
+            let i = i.trim();
+            let sign = if i.starts_with('-') { "" } else { "+" };
+            format!("{}{sign}{i}j", r.trim())
+        })
+        .collect()
 }
 
 fn bool_text(b: bool) -> String {

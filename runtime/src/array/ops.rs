@@ -18,6 +18,8 @@ pub trait WeakScalar: ArrayLike + Copy {}
 impl WeakScalar for f32 {}
 impl WeakScalar for f64 {}
 impl WeakScalar for i32 {}
+impl WeakScalar for crate::Complex<f32> {}
+impl WeakScalar for crate::Complex<f64> {}
 impl WeakScalar for i64 {}
 
 macro_rules! binary_operator {

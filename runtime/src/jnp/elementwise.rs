@@ -8,7 +8,7 @@ use crate::{Array, DType};
 
 #[track_caller]
 pub(crate) fn unary(op: UnaryOp, x: &Array) -> Array {
-    let x = if op.needs_float() && !x.dtype().is_float() {
+    let x = if op.needs_float() && !x.dtype().is_inexact() {
         if let Some(name) = inexact_only(op) {
             panic!(
                 "{name}: {} does not accept dtype {}; it takes floating-point arrays only \
@@ -41,7 +41,8 @@ fn inexact_only(op: UnaryOp) -> Option<&'static str> {
 /// rejects bools, as JAX does.
 #[track_caller]
 fn rounding(op: UnaryOp, name: &str, x: &Array) -> Array {
-    if x.dtype().is_float() {
+    // Complex operands go to the primitive, which refuses them as JAX does.
+    if x.dtype().is_inexact() {
         return unary(op, x);
     }
     if x.dtype().is_bool() && op == UnaryOp::Round {

@@ -6,8 +6,10 @@
 //! (`1`, `-1`, `[0, 2]`), and reductions come in two forms: over all axes (`jnp::sum(&x)`) and
 //! over chosen axes with a `keepdims` flag (`jnp::sum_axes(&x, 1, false)`).
 
+mod complex;
 mod creation;
 mod elementwise;
+pub mod fft;
 mod indexing;
 mod linalg;
 mod reductions;
@@ -15,6 +17,7 @@ mod shape_ops;
 mod sorting;
 
 pub use crate::primitives::IndexMode;
+pub use complex::*;
 pub use creation::*;
 pub use elementwise::*;
 pub use indexing::*;
@@ -62,7 +65,7 @@ macro_rules! weak_scalar_like {
         }
     )*};
 }
-weak_scalar_like!(f32, f64, i32, i64);
+weak_scalar_like!(f32, f64, i32, i64, crate::Complex<f32>, crate::Complex<f64>);
 
 /// Other Rust integers (lengths, counters) are weakly typed integers too, held as `i64`.
 macro_rules! weak_integer_like {
@@ -120,7 +123,7 @@ pub(crate) fn promote_all_for(op: &str, arrays: &[Array]) -> Vec<Array> {
 #[track_caller]
 pub(crate) fn promote_inexact(arrays: &[Array]) -> Vec<Array> {
     let promoted = promote_all(arrays);
-    if promoted[0].dtype().is_float() {
+    if promoted[0].dtype().is_inexact() {
         return promoted;
     }
     promoted.iter().map(|a| convert(a, crate::dtype::DEFAULT_FLOAT, a.is_weak())).collect()

@@ -10,7 +10,7 @@
 //! computed in `int32` (`uint32` for unsigned); means, variances and standard deviations of
 //! integers are `float32`; `f16`/`bf16` are accumulated in `f32` and rounded once.
 
-use super::{add, divide, subtract};
+use super::{add, divide, multiply, subtract};
 use super::{convert, exp, isfinite, log, not_equal, promote_inexact, sqrt, square, where_};
 use crate::dtype::{DType, DEFAULT_FLOAT};
 use crate::primitives::{bind1, ArgOp, ArgReduce, CumOp, Cumulative, Reduce, ReduceOp};
@@ -53,7 +53,7 @@ fn widen_int(x: &Array) -> Array {
 /// the dtype of the result (`f32` for integers, the input's type for floats).
 #[track_caller]
 fn statistics_dtype(x: &Array) -> (Array, DType) {
-    let out = if x.dtype().is_float() { x.dtype() } else { DEFAULT_FLOAT };
+    let out = if x.dtype().is_inexact() { x.dtype() } else { DEFAULT_FLOAT };
     let compute = if matches!(out, DType::F16 | DType::BF16) { DType::F32 } else { out };
     (convert(x, compute, x.is_weak()), out)
 }
@@ -261,9 +261,15 @@ fn variance(name: &str, x: &Array, axes: Axes, keepdims: bool, ddof: usize) -> (
     let (xc, out) = statistics_dtype(x);
     let n = count(x.shape(), &axes);
     let mean = divide(fold(ReduceOp::Sum, &xc, &axes, true), n as f64);
-    let deviations = square(&subtract(&xc, &mean));
+    let centered = subtract(&xc, &mean);
+    // Complex deviations count by their squared magnitude, and the variance is real (as JAX).
+    let deviations = if centered.dtype().is_complex() {
+        super::real(&multiply(&centered, super::conj(&centered)))
+    } else {
+        square(&centered)
+    };
     let total = fold(ReduceOp::Sum, &deviations, &axes, keepdims);
-    (divide(&total, n.saturating_sub(ddof) as f64), out)
+    (divide(&total, n.saturating_sub(ddof) as f64), out.to_real())
 }
 
 /// Index of the largest element of the flattened array, as a 0-d `int32` array: the first one

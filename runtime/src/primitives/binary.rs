@@ -103,6 +103,13 @@ impl BinaryOp {
     pub fn is_comparison(self) -> bool {
         matches!(self.kind(), Kind::Comparison)
     }
+
+    /// Whether the op is defined for complex operands (as in `lax`: arithmetic and equality;
+    /// complex numbers have no order).
+    pub fn accepts_complex(self) -> bool {
+        use BinaryOp::*;
+        matches!(self, Add | Sub | Mul | Div | Pow | Eq | Ne)
+    }
 }
 
 /// Whether every element of `a` is one (numbers only).
@@ -159,6 +166,13 @@ impl Primitive for BinaryOp {
             return Err(format!("operands must have the same dtype, got {}", describe(inputs)));
         }
         let d = a.dtype;
+        if d.is_complex() && !self.accepts_complex() {
+            return Err(format!(
+                "{} is not defined for complex operands (complex numbers have no order), got {}",
+                self.op_name(),
+                describe(inputs)
+            ));
+        }
         let ok = match self.kind() {
             Kind::Arithmetic => !d.is_bool(),
             Kind::Float => d.is_float(),
@@ -548,6 +562,43 @@ macro_rules! int_scalar {
 }
 
 int_scalar!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Complex arithmetic; the ordering, bitwise and real-only operations are refused for complex
+/// operands by the shape rule ([`BinaryOp::accepts_complex`]).
+macro_rules! complex_scalar {
+    ($($t:ident),*) => {$(
+        impl Scalar for num_complex::Complex<$t> {
+            #[inline(always)] fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn div(self, o: Self) -> Self { self / o }
+            // exp(y log x), with 0 ** 0 = 1 and 0 ** y = 0 where Re(y) > 0, as XLA computes it.
+            fn pow(self, o: Self) -> Self {
+                if self.re == 0.0 && self.im == 0.0 {
+                    if o.re == 0.0 && o.im == 0.0 {
+                        return Self::new(1.0, 0.0);
+                    }
+                    if o.re > 0.0 {
+                        return Self::new(0.0, 0.0);
+                    }
+                }
+                (o * self.ln()).exp()
+            }
+            fn rem(self, _: Self) -> Self { unreachable!() }
+            fn max(self, _: Self) -> Self { unreachable!() }
+            fn min(self, _: Self) -> Self { unreachable!() }
+            fn atan2(self, _: Self) -> Self { unreachable!() }
+            fn next_after(self, _: Self) -> Self { unreachable!() }
+            fn and(self, _: Self) -> Self { unreachable!() }
+            fn or(self, _: Self) -> Self { unreachable!() }
+            fn xor(self, _: Self) -> Self { unreachable!() }
+            fn lt(self, _: Self) -> bool { unreachable!() }
+            fn le(self, _: Self) -> bool { unreachable!() }
+        }
+    )*};
+}
+
+complex_scalar!(f32, f64);
 
 /// Integer power by squaring, wrapping like the narrower type will when truncated. A negative
 /// exponent gives 0 except for bases 1 and -1, as XLA computes it.

@@ -57,7 +57,7 @@ impl Primitive for Convert {
         tangents: &[Tangent],
     ) -> Result<(Vec<Array>, Vec<Tangent>), String> {
         let out = bind1(self, &[&primals[0]]);
-        let t = tangents[0].as_ref().filter(|_| self.dtype.is_float()).map(|t| bind1(self, &[t]));
+        let t = tangents[0].as_ref().filter(|_| self.dtype.is_inexact()).map(|t| bind1(self, &[t]));
         Ok((vec![out], vec![t]))
     }
 

@@ -294,6 +294,9 @@ impl Primitive for Scatter {
                 describe(&[x.clone(), upd.clone()])
             ));
         }
+        if x.dtype.is_complex() && matches!(self.op, ScatterOp::Min | ScatterOp::Max) {
+            return Err(format!("complex numbers have no order, got {x}"));
+        }
         let want = indexed_shape(&x.shape, self.axis, &idx.shape);
         if upd.shape != want {
             return Err(format!(

@@ -10,10 +10,12 @@
 
 pub mod binary;
 pub mod collective;
+pub mod complex;
 pub mod control;
 pub mod conv;
 pub mod convert;
 pub mod custom_ad;
+pub mod fft;
 pub mod indexing;
 pub mod linalg;
 pub mod pmap;
@@ -38,10 +40,12 @@ use crate::transform::batch::{BatchAxis, BatchDim};
 
 pub use binary::BinaryOp;
 pub use collective::{AllGather, AxisIndex, Collective, CollectiveOp, Ppermute, PsumScatter};
+pub use complex::{ComplexPart, MakeComplex};
 pub use control::{Cond, DebugPrint, WhileLoop};
 pub use conv::{ConvDimensionNumbers, ConvGeneralDilated};
 pub use convert::Convert;
 pub use custom_ad::{Checkpoint, CustomJvp, CustomVjp, CustomVjpLinear, StopGradient};
+pub use fft::{Fft, FftType};
 pub use indexing::{Gather, IndexMode, Scatter, ScatterOp};
 pub use linalg::DotGeneral;
 pub use pmap::Pmap;

@@ -148,6 +148,8 @@ fn check_axis(axis: usize, x: &Aval) -> Result<(), String> {
     }
 }
 
+/// What ordering reductions want instead of complex operands.
+const UNORDERED: &str = "a real operand (complex numbers have no order)";
 const NOT_BOOL: &str =
     "a numeric operand (bool arithmetic is not defined; convert with .astype first)";
 
@@ -187,6 +189,7 @@ impl Primitive for Reduce {
         let wants = match self.op {
             ReduceOp::Sum | ReduceOp::Prod if x.dtype.is_bool() => Some(NOT_BOOL),
             ReduceOp::And | ReduceOp::Or if !x.dtype.is_bool() => Some("a bool operand"),
+            ReduceOp::Max | ReduceOp::Min if x.dtype.is_complex() => Some(UNORDERED),
             _ => None,
         };
         if let Some(wants) = wants {
@@ -220,6 +223,8 @@ impl Primitive for Reduce {
             }
             Buffer::F32(v) => Buffer::F32(fold_numbers(op, v, shape, axes, same)),
             Buffer::F64(v) => Buffer::F64(fold_numbers(op, v, shape, axes, same)),
+            Buffer::C64(v) => Buffer::C64(fold_numbers(op, v, shape, axes, same)),
+            Buffer::C128(v) => Buffer::C128(fold_numbers(op, v, shape, axes, same)),
             Buffer::I8(v) => Buffer::I8(fold_numbers(op, v, shape, axes, same)),
             Buffer::I16(v) => Buffer::I16(fold_numbers(op, v, shape, axes, same)),
             Buffer::I32(v) => Buffer::I32(fold_numbers(op, v, shape, axes, same)),
@@ -341,6 +346,20 @@ macro_rules! int_identities {
 }
 int_identities!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+/// Complex numbers have only the identities of `sum` and `prod`: the shape rules refuse
+/// `max` and `min` of them, so the order identities are never read.
+macro_rules! complex_identities {
+    ($($t:ident),*) => {$(
+        impl Identities for num_complex::Complex<$t> {
+            const ZERO: Self = num_complex::Complex::new(0.0, 0.0);
+            const ONE: Self = num_complex::Complex::new(1.0, 0.0);
+            const LOWEST: Self = num_complex::Complex::new($t::NAN, $t::NAN);
+            const HIGHEST: Self = num_complex::Complex::new($t::NAN, $t::NAN);
+        }
+    )*};
+}
+complex_identities!(f32, f64);
+
 macro_rules! float_identities {
     ($($t:ident),*) => {$(
         impl Identities for $t {
@@ -380,6 +399,9 @@ impl Primitive for ArgReduce {
         expect_arity(inputs, 1)?;
         let x = &inputs[0];
         check_axis(self.axis, x)?;
+        if x.dtype.is_complex() {
+            return Err(format!("expected {UNORDERED}, got {x}"));
+        }
         let n = x.shape[self.axis];
         if n == 0 {
             return Err(format!(
@@ -399,7 +421,7 @@ impl Primitive for ArgReduce {
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
         let x = inputs[0];
         let (shape, axis) = (x.shape(), self.axis);
-        let indices = crate::with_buffer!(x.buffer(), |v: T| match self.op {
+        let indices = crate::with_real_buffer!(x.buffer(), |v: T| match self.op {
             ArgOp::Max => arg_reduce(v, shape, axis, beats_max::<T>),
             ArgOp::Min => arg_reduce(v, shape, axis, beats_min::<T>),
         });
@@ -467,6 +489,9 @@ impl Primitive for Cumulative {
         if matches!(self.op, CumOp::Sum | CumOp::Prod) && x.dtype.is_bool() {
             return Err(format!("expected {NOT_BOOL}, got {x}"));
         }
+        if matches!(self.op, CumOp::Max | CumOp::Min) && x.dtype.is_complex() {
+            return Err(format!("expected {UNORDERED}, got {x}"));
+        }
         Ok(vec![x.clone()])
     }
 
@@ -500,6 +525,8 @@ impl Primitive for Cumulative {
             }
             Buffer::F32(v) => Buffer::F32(scan_numbers(op, v, shape, axis, rev, same, same)),
             Buffer::F64(v) => Buffer::F64(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::C64(v) => Buffer::C64(scan_numbers(op, v, shape, axis, rev, same, same)),
+            Buffer::C128(v) => Buffer::C128(scan_numbers(op, v, shape, axis, rev, same, same)),
             Buffer::I8(v) => Buffer::I8(scan_numbers(op, v, shape, axis, rev, same, same)),
             Buffer::I16(v) => Buffer::I16(scan_numbers(op, v, shape, axis, rev, same, same)),
             Buffer::I32(v) => Buffer::I32(scan_numbers(op, v, shape, axis, rev, same, same)),

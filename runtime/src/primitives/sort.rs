@@ -280,6 +280,9 @@ impl Primitive for Sort {
             ));
         }
         check_axis("dimension", self.dimension, first)?;
+        if let Some(k) = inputs[..self.num_keys].iter().find(|k| k.dtype.is_complex()) {
+            return Err(format!("sort keys must be real (complex numbers have no order), got {k}"));
+        }
         Ok(inputs.to_vec())
     }
 
@@ -352,6 +355,11 @@ impl Primitive for TopK {
             return Err(format!("the operand must have at least one axis, got {x}"));
         }
         check_axis("axis", self.axis, x)?;
+        if x.dtype.is_complex() {
+            return Err(format!(
+                "the operand must be real (complex numbers have no order), got {x}"
+            ));
+        }
         let n = x.shape[self.axis];
         if self.k > n {
             return Err(format!(
@@ -456,6 +464,12 @@ impl Primitive for SearchSorted {
         }
         if a.dtype != q.dtype {
             return Err(format!("the operands must have one dtype, got {}", describe(inputs)));
+        }
+        if a.dtype.is_complex() {
+            return Err(format!(
+                "the operands must be real (complex numbers have no order), got {}",
+                describe(inputs)
+            ));
         }
         let dtype = index_dtype(a.shape[b]);
         Ok(vec![Aval { shape: q.shape.clone(), dtype, weak: false }])

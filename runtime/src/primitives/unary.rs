@@ -142,6 +142,29 @@ impl UnaryOp {
     pub fn needs_float(self) -> bool {
         matches!(self.kind(), Kind::Float | Kind::Predicate)
     }
+
+    /// Whether the op is defined for complex operands (`abs` of them is real).
+    pub fn accepts_complex(self) -> bool {
+        use UnaryOp::*;
+        matches!(
+            self,
+            Neg | Abs
+                | Sign
+                | Square
+                | IntegerPow(_)
+                | Exp
+                | Log
+                | Sqrt
+                | Rsqrt
+                | Reciprocal
+                | Sin
+                | Cos
+                | Tan
+                | Sinh
+                | Cosh
+                | Tanh
+        )
+    }
 }
 
 impl Primitive for UnaryOp {
@@ -200,6 +223,9 @@ impl Primitive for UnaryOp {
                 ));
             }
         }
+        if x.dtype.is_complex() {
+            return self.complex_aval(x);
+        }
         let ok = match self.kind() {
             Kind::Float | Kind::Predicate => x.dtype.is_float(),
             Kind::Numeric => !x.dtype.is_bool(),
@@ -225,6 +251,8 @@ impl Primitive for UnaryOp {
         let buffer = match x.buffer() {
             Buffer::F32(v) => float_op(*self, v),
             Buffer::F64(v) => float_op(*self, v),
+            Buffer::C64(v) => complex_op_c64(*self, v),
+            Buffer::C128(v) => complex_op_c128(*self, v),
             Buffer::F16(v) => via_f32(*self, v, f16::from_f32, f16::to_f32),
             Buffer::BF16(v) => via_f32(*self, v, bf16::from_f32, bf16::to_f32),
             Buffer::Bool(v) => Buffer::Bool(map(v, |b: bool| !b)),
@@ -260,6 +288,27 @@ impl Primitive for UnaryOp {
     }
 }
 
+impl UnaryOp {
+    /// The shape rule for a complex operand.
+    fn complex_aval(self, x: &Aval) -> Result<Vec<Aval>, String> {
+        if !self.accepts_complex() {
+            return Err(format!("{} is not defined for complex operands, got {x}", self.op_name()));
+        }
+        let dtype = if self == UnaryOp::Abs { x.dtype.to_real() } else { x.dtype };
+        Ok(vec![Aval { shape: x.shape.clone(), dtype, weak: x.weak }])
+    }
+}
+
+/// `abs`'s tangent at a complex `x` (JAX's rule): `re(t conj(x) / |x|)`, with `|x| = 0`
+/// replaced by 1.
+fn complex_abs_derivative(x: &Array, y: &Array, t: &Array) -> Array {
+    let r = ops::convert(y, x.dtype());
+    let zero = ops::eq(&r, &scalar(&r, 0.0));
+    let safe = select(&zero, &ops::broadcast_to(&scalar(&r, 1.0), r.shape()), &r);
+    let c = crate::primitives::complex::conj(x);
+    crate::primitives::complex::real(&mul(t, &div(&c, &safe)))
+}
+
 /// The tangent of `y = op(x)` along `t`, following JAX's conventions at kinks: `abs` has
 /// slope 1 at 0, `sign`, `floor`, `ceil` and `round` have zero derivative, `sqrt` at 0 is inf.
 fn derivative(op: UnaryOp, x: &Array, y: &Array, t: &Array) -> Tangent {
@@ -268,6 +317,7 @@ fn derivative(op: UnaryOp, x: &Array, y: &Array, t: &Array) -> Tangent {
     let one_minus_sq = |v: &Array| ops::sub(&c(1.0), &mul(v, v));
     let d = match op {
         Neg => neg(t),
+        Abs if x.dtype().is_complex() => complex_abs_derivative(x, y, t),
         Abs => {
             let nonneg = ops::binary(super::BinaryOp::Ge, x, &c(0.0));
             select(&nonneg, t, &neg(t))
@@ -390,6 +440,56 @@ fn bessel_i1e_slope(x: &Array, y: &Array) -> Array {
     let slope = ops::sub(&unary(UnaryOp::BesselI0e, &safe_x), &mul(y, &factor));
     select(&not_tiny, &slope, &c(0.5))
 }
+
+/// The unary ops on complex numbers (those [`UnaryOp::accepts_complex`] lists), one
+/// function per precision.
+macro_rules! complex_op {
+    ($name:ident, $t:ident) => {
+        fn $name(op: UnaryOp, v: &[num_complex::Complex<$t>]) -> Buffer {
+            use num_complex::Complex;
+            use UnaryOp::*;
+            type C = Complex<$t>;
+            let one = C::new(1.0, 0.0);
+            macro_rules! f {
+                ($g:expr) => {
+                    C::wrap(map(v, $g))
+                };
+            }
+            match op {
+                Neg => f!(|z: C| -z),
+                Abs => <$t as Element>::wrap(map(v, |z: C| z.norm())),
+                Sign => f!(|z: C| {
+                    let r = z.norm();
+                    if r == 0.0 {
+                        C::new(0.0, 0.0)
+                    } else {
+                        z / r
+                    }
+                }),
+                Square => f!(|z: C| z * z),
+                IntegerPow(n) => f!(|z: C| z.powi(n)),
+                Exp => f!(|z: C| z.exp()),
+                Log => f!(|z: C| z.ln()),
+                Sqrt => f!(|z: C| z.sqrt()),
+                Rsqrt => f!(|z: C| one / z.sqrt()),
+                Reciprocal => f!(|z: C| one / z),
+                Sin => f!(|z: C| z.sin()),
+                Cos => f!(|z: C| z.cos()),
+                Tan => f!(|z: C| z.tan()),
+                Sinh => f!(|z: C| z.sinh()),
+                Cosh => f!(|z: C| z.cosh()),
+                Tanh => f!(|z: C| z.tanh()),
+                _ => unreachable!(
+                    "{} is refused for complex operands by its shape rule",
+                    op.op_name()
+                ),
+            }
+        }
+    };
+}
+
+complex_op!(complex_op_c64, f32);
+complex_op!(complex_op_c128, f64);
 
 /// Half-precision floats compute in f32 and round back, as XLA does on CPU.
 fn via_f32<H: Element>(

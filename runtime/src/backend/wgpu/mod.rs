@@ -319,6 +319,7 @@ fn write_host(host: &Buffer, mut view: wgpu::QueueWriteBufferView) {
         Buffer::BF16(v) => bytemuck::cast_slice(v),
         Buffer::F32(v) => bytemuck::cast_slice(v),
         Buffer::F64(v) => bytemuck::cast_slice(v),
+        Buffer::C64(_) | Buffer::C128(_) => unreachable!("`upload` refuses complex buffers"),
     };
     view.slice(..bytes.len()).copy_from_slice(bytes);
     view.slice(bytes.len()..).fill(0);
@@ -344,6 +345,7 @@ fn read_host(dtype: DType, len: usize, src: &[u8]) -> Buffer {
         DType::F32 => Buffer::F32(bytemuck::pod_collect_to_vec(b)),
         DType::F64 => Buffer::F64(bytemuck::pod_collect_to_vec(b)),
         DType::Bool => unreachable!("handled above"),
+        DType::C64 | DType::C128 => unreachable!("`upload` refuses complex buffers"),
     }
 }
 
@@ -526,6 +528,9 @@ impl Backend for WgpuBackend {
 
     fn upload(&self, host: &Buffer) -> Result<DeviceBuffer, Error> {
         let (dtype, len) = (host.dtype(), host.len());
+        if dtype.is_complex() {
+            return Err(self.unsupported_dtype("device_put", dtype));
+        }
         let bytes = stored_bytes(dtype, len);
         let buffer = self.pool.take(Kind::Storage, bytes, "device_put")?;
         if let Some(size) = NonZeroU64::new(bytes) {

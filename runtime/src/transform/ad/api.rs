@@ -221,7 +221,8 @@ fn value_and_grad_parts<R: Tree>(
     };
     let out_avals = body.program.output_avals();
     let value_aval = &out_avals[0];
-    if value_def.num_leaves() != 1 || !value_aval.shape.is_empty() || !differentiable(value_aval) {
+    // Real outputs only, as JAX's `grad` without `holomorphic`.
+    if value_def.num_leaves() != 1 || !value_aval.shape.is_empty() || !value_aval.dtype.is_float() {
         let got = if value_def.num_leaves() == 1 {
             format!("an output {value_aval}")
         } else {
@@ -401,8 +402,14 @@ fn jacobian<R: Tree>(
         .flat_map(|(_, p)| p.leaves.iter().map(Array::aval))
         .collect();
     let outputs = body.program.output_avals();
-    if let Some(o) = outputs.iter().find(|o| !differentiable(o)) {
+    if let Some(o) = outputs.iter().find(|o| !o.dtype.is_float()) {
         panic!("{}: requires real-valued outputs, but the function returns {o}", wrt.transform);
+    }
+    if let Some(i) = inputs.iter().find(|i| i.dtype.is_complex()) {
+        panic!(
+            "{}: complex inputs are not supported (JAX needs holomorphic=True for them), got {i}",
+            wrt.transform
+        );
     }
     let lin = linearize(&body.program, &body.primals, &mask);
     // blocks[o][k]: d output o / d input k, of shape out_o ++ in_k.

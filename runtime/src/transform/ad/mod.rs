@@ -61,7 +61,7 @@ impl LinearArg {
     }
 }
 
-/// Whether values of this aval carry tangents (floating-point ones do).
+/// Whether values of this aval carry tangents (real and complex floating-point ones do).
 pub fn differentiable(aval: &Aval) -> bool {
-    aval.dtype.is_float()
+    aval.dtype.is_inexact()
 }

@@ -32,6 +32,9 @@ typedef unsigned char u8;
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
+struct w128 {
+    u64 lo, hi;
+};
 ";
 
 /// What one kernel computes: the operation, its operands' dtypes and how each is read, the
@@ -45,7 +48,7 @@ pub(crate) struct Kernel<'a> {
 
 /// The dtypes kernels exist for (every dtype can still be stored and copied).
 pub(crate) fn computes(dtype: DType) -> bool {
-    !matches!(dtype, DType::F16 | DType::BF16)
+    !matches!(dtype, DType::F16 | DType::BF16) && !dtype.is_complex()
 }
 
 /// The C type a dtype's elements are stored as.
@@ -54,7 +57,9 @@ fn storage(dtype: DType) -> &'static str {
         DType::Bool => "u8",
         DType::F32 => "float",
         DType::F64 => "double",
-        DType::F16 | DType::BF16 => unreachable!("no CUDA kernels for {dtype}"),
+        DType::F16 | DType::BF16 | DType::C64 | DType::C128 => {
+            unreachable!("no CUDA kernels for {dtype}")
+        }
         int => int.short_name(),
     }
 }
@@ -630,7 +635,8 @@ fn word_type(dtype: DType) -> &'static str {
         1 => "u8",
         2 => "u16",
         4 => "u32",
-        _ => "u64",
+        8 => "u64",
+        _ => "w128",
     }
 }
 

@@ -308,7 +308,9 @@ fn assemblies() -> Vec<Assembly> {
         (Buffer::F64((0..n).map(value).collect()).cast(dtype), shape.to_vec())
     };
     let mut cases = Vec::new();
-    for dtype in [DType::Bool, DType::I8, DType::F16, DType::F32, DType::I64, DType::F64] {
+    for dtype in
+        [DType::Bool, DType::I8, DType::F16, DType::F32, DType::I64, DType::F64, DType::C128]
+    {
         let transpose = Transpose { permutation: vec![2, 0, 1] };
         cases.push(assemble_case("transpose", &transpose, vec![iota(dtype, &[2, 3, 4])]));
         let rev = Rev { dimensions: vec![0, 2] };
@@ -478,7 +480,7 @@ fn strided_copies_run_on_the_host_give_the_cpu_backends_results() {
 
 /// The unsigned type of `dtype`'s width, which the copy kernels move.
 fn codegen_word(dtype: DType) -> &'static str {
-    ["unsigned char", "unsigned short", "unsigned int", "unsigned long long"]
+    ["unsigned char", "unsigned short", "unsigned int", "unsigned long long", "w128"]
         [dtype.size_of().trailing_zeros() as usize]
 }
 
@@ -516,7 +518,9 @@ fn translation_unit(kernels: &[Kernel]) -> String {
         let kernel = source.replace("extern \"C\" ", "");
         let _ = writeln!(s, "namespace k{k} {{\n{kernel}\n}}");
         let mut args = vec!["p".to_string()];
-        args.extend(buffers.iter().enumerate().map(|(i, t)| format!("({t})b[{i}]")));
+        // The 16-byte word type is the kernel's own.
+        let own = |t: &str| t.replace("w128", &format!("k{k}::w128"));
+        args.extend(buffers.iter().enumerate().map(|(i, t)| format!("({})b[{i}]", own(t))));
         let _ = writeln!(
             s,
             "extern \"C\" void run_{k}(const unsigned long long* w, void* const* b) {{\n    \

@@ -126,7 +126,7 @@ fn table() -> Vec<(String, String)> {
             }
         }
     }
-    for dtype in [DType::Bool, DType::F16, DType::F32, DType::F64] {
+    for dtype in [DType::Bool, DType::F16, DType::F32, DType::F64, DType::C128] {
         sources.push((format!("fill {dtype}"), codegen::fill(dtype)));
         for rank in 0..=4 {
             sources.push((format!("copy {dtype} rank {rank}"), codegen::copy(dtype, rank)));

@@ -7,6 +7,9 @@ typedef unsigned char u8;
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
+struct w128 {
+    u64 lo, hi;
+};
 
 struct Params {
     u64 w[4];

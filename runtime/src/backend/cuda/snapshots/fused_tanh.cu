@@ -7,6 +7,9 @@ typedef unsigned char u8;
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
+struct w128 {
+    u64 lo, hi;
+};
 
 static __device__ float tanh_xla(float x) {
     float clamped = (x < (-7.998811721801758f) ? (-7.998811721801758f) : (x > 7.998811721801758f ? 7.998811721801758f : x));

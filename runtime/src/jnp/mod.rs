@@ -9,7 +9,7 @@
 mod creation;
 mod elementwise;
 mod indexing;
-mod linalg;
+pub mod linalg;
 mod reductions;
 mod shape_ops;
 mod sorting;
@@ -18,7 +18,7 @@ pub use crate::primitives::IndexMode;
 pub use creation::*;
 pub use elementwise::*;
 pub use indexing::*;
-pub use linalg::*;
+pub use linalg::{dot, einsum, matmul, outer, tensordot, TensordotAxes};
 pub use reductions::*;
 pub use shape_ops::*;
 pub use sorting::*;

@@ -11,7 +11,7 @@
 mod kernels;
 pub(crate) mod matrix;
 
-use self::kernels::{Real, Triangle};
+use self::kernels::Triangle;
 use self::matrix::{as_col, as_row, diag_embed, diagonal, eye, mm, mt, recip, resize, tril, triu};
 use super::{bind, bind1, describe, expect_arity, Aval, Primitive};
 use crate::array::{Array, Buffer};

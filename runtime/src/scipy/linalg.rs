@@ -62,7 +62,8 @@ pub fn solve_triangular(
         shape.extend_from_slice(&x.shape()[x.ndim() - 2..]);
         jnp::broadcast_to(x, shape)
     };
-    let prim = TriangularSolve { left_side: true, lower, transpose_a: trans == Trans::T, unit_diagonal };
+    let prim =
+        TriangularSolve { left_side: true, lower, transpose_a: trans == Trans::T, unit_diagonal };
     let x = bind1(&prim, &[&full(&a), &full(&b2)]);
     if vector {
         x.squeeze(-1)

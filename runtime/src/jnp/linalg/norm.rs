@@ -30,12 +30,7 @@ pub fn norm(x: &Array) -> Array {
 /// elements; with an `ord`, `x` must be a vector or a matrix. Orders that do not fit the
 /// number of axes panic, naming them.
 #[track_caller]
-pub fn norm_with(
-    x: &Array,
-    ord: Option<NormOrd>,
-    axis: Option<&[isize]>,
-    keepdims: bool,
-) -> Array {
+pub fn norm_with(x: &Array, ord: Option<NormOrd>, axis: Option<&[isize]>, keepdims: bool) -> Array {
     let x = jnp::promote_inexact(std::slice::from_ref(x)).remove(0);
     let all: Vec<usize> = (0..x.ndim()).collect();
     let axes: Vec<usize> = match axis {
@@ -58,7 +53,10 @@ pub fn norm_with(
 fn canonical_axis(x: &Array, axis: isize) -> usize {
     let r = x.ndim() as isize;
     if axis < -r || axis >= r {
-        panic!("norm: axis {axis} is out of bounds for an array of shape {}", ShapeDisplay(x.shape()));
+        panic!(
+            "norm: axis {axis} is out of bounds for an array of shape {}",
+            ShapeDisplay(x.shape())
+        );
     }
     axis.rem_euclid(r.max(1)) as usize
 }
@@ -77,7 +75,9 @@ fn vector_norm(x: &Array, ord: Option<NormOrd>, axis: usize, keepdims: bool) -> 
     let p = match ord {
         None => 2.0,
         Some(NormOrd::P(p)) => p,
-        Some(other) => panic!("norm: order {other:?} is a matrix norm; a vector norm needs a number"),
+        Some(other) => {
+            panic!("norm: order {other:?} is a matrix norm; a vector norm needs a number")
+        }
     };
     let ax = axis as isize;
     let abs = jnp::abs(x);
@@ -99,7 +99,12 @@ fn vector_norm(x: &Array, ord: Option<NormOrd>, axis: usize, keepdims: bool) -> 
 }
 
 #[track_caller]
-fn matrix_norm(x: &Array, ord: Option<NormOrd>, (row, col): (usize, usize), keepdims: bool) -> Array {
+fn matrix_norm(
+    x: &Array,
+    ord: Option<NormOrd>,
+    (row, col): (usize, usize),
+    keepdims: bool,
+) -> Array {
     let abs = jnp::abs(x);
     // The largest or smallest over `outer` of the sums over `inner`.
     let sums = |inner: usize, outer: usize, largest: bool| {

@@ -56,7 +56,8 @@ pub fn solve(a: &Array, b: &Array) -> Array {
     let b = jnp::convert(&promoted[1], a.dtype(), false);
     let n = a.shape()[a.ndim() - 1];
     let vector = b.ndim() == 1;
-    let fits = if vector { b.shape()[0] == n } else { b.ndim() >= 2 && b.shape()[b.ndim() - 2] == n };
+    let fits =
+        if vector { b.shape()[0] == n } else { b.ndim() >= 2 && b.shape()[b.ndim() - 2] == n };
     let mismatch = || {
         panic!(
             "solve: the right-hand side must be a vector of {n} or a stack of matrices with \

@@ -107,12 +107,13 @@ pub(super) fn qr<T: Real>(
     let parts = each(x, count, (m, n), |a| {
         let qr = a.qr();
         let (mut q, mut r) = (Vec::new(), Vec::new());
+        push_rows(&mut r, qr.thin_R());
         if full {
             push_rows(&mut q, qr.compute_Q().as_ref());
-            push_rows(&mut r, qr.R());
+            // The full `R` is `m x n`: zero rows below the first `k`.
+            r.resize(m * n, T::from_f64(0.0));
         } else {
             push_rows(&mut q, qr.compute_thin_Q().as_ref());
-            push_rows(&mut r, qr.thin_R());
         }
         (q, r)
     });

@@ -191,7 +191,8 @@ impl TriangularSolve {
     fn triangle(&self) -> Triangle {
         Triangle {
             lower: self.lower,
-            transpose: self.transpose_a != !self.left_side,
+            // Left: `op` as given; right: flipped.
+            transpose: self.transpose_a == self.left_side,
             unit: self.unit_diagonal,
         }
     }
@@ -330,10 +331,8 @@ impl Primitive for Lu {
         if m > i32::MAX as usize {
             return Err(format!("{x} has too many rows for int32 pivots"));
         }
-        let mut pivots = with_last(x, &[m.min(n)], DType::I32);
-        pivots.shape.pop();
-        let mut permutation = with_last(x, &[m], DType::I32);
-        permutation.shape.pop();
+        let pivots = with_last(x, &[m.min(n)], DType::I32);
+        let permutation = with_last(x, &[m], DType::I32);
         Ok(vec![Aval { weak: false, ..x.clone() }, pivots, permutation])
     }
 
@@ -402,8 +401,7 @@ impl Primitive for Eigh {
         expect_arity(inputs, 1)?;
         let x = &inputs[0];
         let n = square(x)?;
-        let mut w = with_last(x, &[n], x.dtype);
-        w.shape.pop();
+        let w = with_last(x, &[n], x.dtype);
         Ok(vec![Aval { weak: false, ..x.clone() }, w])
     }
 
@@ -523,8 +521,7 @@ impl Primitive for Svd {
         let x = &inputs[0];
         let (m, n) = matrices(x)?;
         let k = m.min(n);
-        let mut s = with_last(x, &[k], x.dtype);
-        s.shape.pop();
+        let s = with_last(x, &[k], x.dtype);
         if !self.compute_uv {
             return Ok(vec![s]);
         }

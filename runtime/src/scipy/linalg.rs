@@ -86,7 +86,7 @@ pub fn lu(a: &Array) -> (Array, Array, Array) {
     let f = bind(&Lu, &[&a]);
     let (packed, permutation) = (&f[0], &f[2]);
     let p = mt(&permutation_matrix(permutation, a.dtype()));
-    let l = jnp::add(&tril(&resize(packed, r - 1, k), -1), &eye(&[m, k], a.dtype()));
+    let l = jnp::add(tril(&resize(packed, r - 1, k), -1), eye(&[m, k], a.dtype()));
     let u = triu(&resize(packed, r - 2, k), 0);
     (p, l, u)
 }

@@ -93,8 +93,8 @@ fn vector_norm(x: &Array, ord: Option<NormOrd>, axis: usize, keepdims: bool) -> 
         jnp::sum_axes(&abs, ax, keepdims)
     } else {
         let full = |v: f64| jnp::full_dtype([], v, x.dtype());
-        let sum = jnp::sum_axes(&jnp::pow(&abs, &full(p)), ax, keepdims);
-        jnp::pow(&sum, &full(1.0 / p))
+        let sum = jnp::sum_axes(&jnp::pow(&abs, full(p)), ax, keepdims);
+        jnp::pow(&sum, full(1.0 / p))
     }
 }
 
@@ -130,12 +130,12 @@ fn matrix_norm(
     match ord {
         None | Some(NormOrd::Fro) => frobenius(x, &[row, col], keepdims),
         Some(NormOrd::Nuc) => singular(|s| jnp::sum_axes(s, -1, false)),
-        Some(NormOrd::P(p)) if p == 1.0 => sums(row, col, true),
-        Some(NormOrd::P(p)) if p == -1.0 => sums(row, col, false),
+        Some(NormOrd::P(1.0)) => sums(row, col, true),
+        Some(NormOrd::P(-1.0)) => sums(row, col, false),
         Some(NormOrd::P(p)) if p == f64::INFINITY => sums(col, row, true),
         Some(NormOrd::P(p)) if p == f64::NEG_INFINITY => sums(col, row, false),
-        Some(NormOrd::P(p)) if p == 2.0 => singular(|s| jnp::max_axes(s, -1, false)),
-        Some(NormOrd::P(p)) if p == -2.0 => singular(|s| jnp::min_axes(s, -1, false)),
+        Some(NormOrd::P(2.0)) => singular(|s| jnp::max_axes(s, -1, false)),
+        Some(NormOrd::P(-2.0)) => singular(|s| jnp::min_axes(s, -1, false)),
         Some(NormOrd::P(p)) => panic!(
             "norm: invalid order {p} for a matrix norm (1, -1, 2, -2, inf, -inf, Fro or Nuc)"
         ),

@@ -16,7 +16,7 @@ use crate::Array;
 pub(crate) fn permutation_matrix(permutation: &Array, dtype: DType) -> Array {
     let n = permutation.shape()[permutation.ndim() - 1];
     let cols = jnp::arange(n as i32);
-    jnp::equal(&permutation.expand_dims(-1), &cols).astype(dtype)
+    jnp::equal(permutation.expand_dims(-1), &cols).astype(dtype)
 }
 
 /// `x` with leading axes `batch` (broadcast), keeping its last `keep` axes.
@@ -111,9 +111,9 @@ pub fn slogdet(a: &Array) -> (Array, Array) {
     let iota = jnp::arange(n as i32);
     let swaps = jnp::sum_axes(&jnp::not_equal(pivots, &iota).astype(DType::I32), -1, false);
     let negatives = jnp::sum_axes(&jnp::less(&d, &zero).astype(DType::I32), -1, false);
-    let odd = jnp::equal(&jnp::remainder(&jnp::add(&swaps, &negatives), 2), 1);
+    let odd = jnp::equal(jnp::remainder(jnp::add(&swaps, &negatives), 2), 1);
     let one = jnp::ones_dtype([], dtype);
-    let sign = jnp::where_(&odd, &jnp::negative(&one), &one);
+    let sign = jnp::where_(&odd, jnp::negative(&one), &one);
     let sign = jnp::where_(&is_zero, &zero, &sign);
     let logdet = jnp::sum_axes(&jnp::log(&jnp::abs(&d)), -1, false);
     let minus_inf = jnp::full_dtype([], f64::NEG_INFINITY, dtype);
@@ -233,15 +233,15 @@ pub fn lstsq(a: &Array, b: &Array, rcond: Option<f64>) -> Lstsq {
     let (u, s, vt) = svd(&a, false);
     let zero = jnp::zeros_dtype([], dtype);
     let s_max = jnp::take(&s, 0, Some(0));
-    let cutoff = jnp::multiply(&s_max, &jnp::full_dtype([], rcond, dtype));
-    let mask = jnp::logical_and(&jnp::greater(&s, &zero), &jnp::greater_equal(&s, &cutoff));
+    let cutoff = jnp::multiply(&s_max, jnp::full_dtype([], rcond, dtype));
+    let mask = jnp::logical_and(jnp::greater(&s, &zero), jnp::greater_equal(&s, &cutoff));
     let rank = jnp::sum_axes(&mask.astype(DType::I32), 0, false);
     let one = jnp::ones_dtype([], dtype);
     let safe_s = jnp::where_(&mask, &s, &one);
-    let s_inv = jnp::where_(&mask, &jnp::divide(&one, &safe_s), &zero).expand_dims(-1);
+    let s_inv = jnp::where_(&mask, jnp::divide(&one, &safe_s), &zero).expand_dims(-1);
     let utb = mm(&mt(&u), &b2);
     let x = mm(&mt(&vt), &jnp::multiply(&s_inv, &utb));
-    let r = jnp::subtract(&b2, &mm(&a, &x));
+    let r = jnp::subtract(&b2, mm(&a, &x));
     let residuals = jnp::sum_axes(&jnp::multiply(&r, &r), 0, false);
     let x = if vector { x.squeeze(-1) } else { x };
     Lstsq { x, residuals, rank, s }
@@ -266,8 +266,8 @@ pub fn pinv(a: &Array, rtol: Option<f64>) -> Array {
     let rtol = rtol.unwrap_or(10.0 * m.max(n) as f64 * eps);
     let (u, s, vh) = svd(&a, false);
     let s_max = jnp::take(&s, 0, Some(r as isize - 2)).expand_dims(-1);
-    let cutoff = jnp::multiply(&s_max, &jnp::full_dtype([], rtol, dtype));
+    let cutoff = jnp::multiply(&s_max, jnp::full_dtype([], rtol, dtype));
     let inf = jnp::full_dtype([], f64::INFINITY, dtype);
-    let s = jnp::where_(&jnp::greater(&s, &cutoff), &s, &inf);
-    mm(&mt(&vh), &jnp::divide(&mt(&u), &s.expand_dims(-1)))
+    let s = jnp::where_(jnp::greater(&s, &cutoff), &s, &inf);
+    mm(&mt(&vh), &jnp::divide(mt(&u), s.expand_dims(-1)))
 }

@@ -2,8 +2,8 @@
 //! `qr` and `svd`. Each takes a stack of matrices `[..., m, n]` (the leading axes a batch, the
 //! matrices factored independently and in parallel) of `float32` or `float64`, and computes
 //! on CPU with `faer`. Their derivative rules are JAX's (`jax/_src/lax/linalg.py`), written
-//! with the primitives of the `matrix` submodule, so they nest to any order; `triangular_solve` is linear
-//! in its right-hand side and transposes there.
+//! with the primitives of the `matrix` submodule, so they nest to any order;
+//! `triangular_solve` is linear in its right-hand side and transposes there.
 //!
 //! None of them runs on GPUs yet ([`Primitive::device_op`] is `None`, which the backends
 //! report naming the primitive).

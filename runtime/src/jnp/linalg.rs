@@ -1,5 +1,19 @@
 //! Matrix products: `dot`, `matmul`, `outer`, `tensordot` and `einsum`, all lowered to the
-//! `dot_general` primitive.
+//! `dot_general` primitive (also at the top of [`jnp`](crate::jnp)); and the rest of
+//! `jax.numpy.linalg`: factorizations (`cholesky`, `eigh`, `qr`, `svd`), linear systems
+//! (`solve`, `inv`, `det`, `slogdet`, `lstsq`, `pinv`, `matrix_power`) and `norm`, on stacks of
+//! `float32`/`float64` matrices (`[..., m, n]`), computed on CPU. Sign conventions of
+//! eigenvectors and singular vectors are arbitrary, as LAPACK's.
+
+mod factor;
+mod norm;
+mod solve;
+
+pub use factor::{cholesky, eigh, eigvalsh, qr, qr_complete, svd, svdvals};
+pub(crate) use factor::{float_matrices, square_matrices};
+pub use norm::{norm, norm_with, NormOrd};
+pub(crate) use solve::permutation_matrix;
+pub use solve::{det, inv, lstsq, matrix_power, pinv, slogdet, solve, Lstsq};
 
 use super::{broadcast_to, promote_all_for, sum_axes, transpose};
 use crate::primitives::{bind1, DotGeneral};

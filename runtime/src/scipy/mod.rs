@@ -1,6 +1,6 @@
 //! SciPy-style functions on arrays, like `jax.scipy`: [`special`] functions (error function
 //! family, gamma family, scaled Bessel functions, `xlogy`, `logsumexp`, ...) and the normal
-//! distribution of [`stats`].
+//! distribution of [`stats`], and the triangular solve and LU factorization of [`linalg`].
 //!
 //! ```
 //! use rjax_runtime::{jnp, scipy::special};
@@ -8,5 +8,6 @@
 //! assert!((g.item::<f32>().unwrap() - 24f32.ln()).abs() < 1e-6);
 //! ```
 
+pub mod linalg;
 pub mod special;
 pub mod stats;

@@ -280,7 +280,7 @@ impl Primitive for TriangularSolve {
         vec![output(&outputs[0], buffer)]
     }
 
-    /// Linear in `b` (the solve of its tangent); in `a`, JAX's rule ([`Self::jvp_a`]).
+    /// Linear in `b` (the solve of its tangent); in `a`, JAX's rule (`jvp_a` below).
     fn jvp(
         &self,
         primals: &[Array],

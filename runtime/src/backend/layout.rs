@@ -41,6 +41,25 @@ pub(crate) struct Window {
     pub spans: Vec<(usize, usize)>,
 }
 
+/// How a kernel reads the operand, for the comment that opens its source: `same`, `scalar`
+/// or `along axis 1` (the axes it varies along).
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Access::Same => write!(f, "same"),
+            Access::Scalar => write!(f, "scalar"),
+            Access::Strided(strides) => {
+                let axes: Vec<String> = (0..strides.len())
+                    .filter(|&k| strides[k] != 0)
+                    .map(|k| k.to_string())
+                    .collect();
+                let noun = if axes.len() == 1 { "axis" } else { "axes" };
+                write!(f, "along {noun} {}", axes.join(" "))
+            }
+        }
+    }
+}
+
 impl Window {
     /// Elements written.
     pub fn len(&self) -> usize {

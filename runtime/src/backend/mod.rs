@@ -181,6 +181,33 @@ pub(crate) fn memory_stats(device: Device) -> Option<MemoryStats> {
 
 pub(crate) use dispatch::place;
 
+/// `names` and every function they call (as `deps` lists them), each after the functions it
+/// calls: the order kernel generators emit helper functions in.
+#[cfg_attr(not(any(feature = "gpu", feature = "cuda")), allow(dead_code))]
+pub(crate) fn in_call_order(
+    names: &std::collections::BTreeSet<&'static str>,
+    deps: fn(&str) -> &'static [&'static str],
+) -> Vec<&'static str> {
+    fn visit(
+        name: &'static str,
+        deps: fn(&str) -> &'static [&'static str],
+        out: &mut Vec<&'static str>,
+    ) {
+        if out.contains(&name) {
+            return;
+        }
+        for dep in deps(name) {
+            visit(dep, deps, out);
+        }
+        out.push(name);
+    }
+    let mut out = Vec::new();
+    for name in names {
+        visit(name, deps, &mut out);
+    }
+    out
+}
+
 /// The WGSL compute shader the GPU backend runs for `op` over operands of these dtypes and
 /// shapes, giving an output of `out`'s dtype and shape: one shader per operation, dtypes and
 /// broadcast pattern, with extents and offsets read from its parameter buffer at run time.

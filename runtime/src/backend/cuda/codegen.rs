@@ -116,23 +116,7 @@ fn store(j: usize, dtype: DType, value: &str, base: usize) -> String {
 
 /// How each operand is read, for the kernel's leading comment.
 fn describe(inputs: &[(DType, &Access)]) -> String {
-    let described: Vec<String> = inputs
-        .iter()
-        .map(|(d, a)| {
-            let how = match a {
-                Access::Same => "same".to_string(),
-                Access::Scalar => "scalar".to_string(),
-                Access::Strided(strides) => {
-                    let axes: Vec<String> = (0..strides.len())
-                        .filter(|&k| strides[k] != 0)
-                        .map(|k| k.to_string())
-                        .collect();
-                    format!("along {}", axes.join(" "))
-                }
-            };
-            format!("{d}[{how}]")
-        })
-        .collect();
+    let described: Vec<String> = inputs.iter().map(|(d, a)| format!("{d}[{a}]")).collect();
     described.join(", ")
 }
 

@@ -66,20 +66,7 @@ fn deps(name: &str) -> &'static [&'static str] {
 
 /// `names` and everything they call, each after the functions it calls.
 pub(super) fn closure(names: &BTreeSet<&'static str>) -> Vec<&'static str> {
-    fn visit(name: &'static str, out: &mut Vec<&'static str>) {
-        if out.contains(&name) {
-            return;
-        }
-        for dep in deps(name) {
-            visit(dep, out);
-        }
-        out.push(name);
-    }
-    let mut out = Vec::new();
-    for name in names {
-        visit(name, &mut out);
-    }
-    out
+    crate::backend::in_call_order(names, deps)
 }
 
 /// The definition of the device function `name`.

@@ -71,25 +71,7 @@ pub(super) fn elementwise(kernel: &Kernel<'_>) -> String {
     let value = expression(kernel, &mut helpers, &mut private);
 
     let mut s = String::new();
-    let described: Vec<String> = kernel
-        .inputs
-        .iter()
-        .map(|(d, a)| {
-            let how = match a {
-                Access::Same => "same".to_string(),
-                Access::Scalar => "scalar".to_string(),
-                Access::Strided(strides) => {
-                    let axes: Vec<String> = (0..strides.len())
-                        .filter(|&k| strides[k] != 0)
-                        .map(|k| k.to_string())
-                        .collect();
-                    let noun = if axes.len() == 1 { "axis" } else { "axes" };
-                    format!("along {noun} {}", axes.join(" "))
-                }
-            };
-            format!("{d}[{how}]")
-        })
-        .collect();
+    let described: Vec<String> = kernel.inputs.iter().map(|(d, a)| format!("{d}[{a}]")).collect();
     let _ = writeln!(
         s,
         "// rjax elementwise kernel: {:?} of {} -> {} (rank {rank})",

@@ -1,4 +1,4 @@
-// rjax elementwise kernel: Binary(Add) of float32[same], float32[along 1] -> float32 (rank 2)
+// rjax elementwise kernel: Binary(Add) of float32[same], float32[along axis 1] -> float32 (rank 2)
 typedef signed char i8;
 typedef short i16;
 typedef int i32;

@@ -11,7 +11,7 @@ mod common;
 use std::sync::OnceLock;
 
 use common::gradcheck::check_grads;
-use common::{assert_close, leaf_to_array, panic_text};
+use common::{assert_close_as, golden_field, panic_text};
 use rjax::prelude::*;
 use rjax::transform::ad::api::{grad_of, jvp_of, vjp_of};
 use rjax::{promote, Complex};
@@ -23,9 +23,7 @@ fn data() -> &'static Value {
 }
 
 fn field(case: &str, key: &str) -> Array {
-    let c = &data()[case];
-    assert!(!c[key].is_null(), "no field {key} in golden case {case}");
-    leaf_to_array(&c[key])
+    golden_field(data(), case, key)
 }
 
 /// Complex functions are computed with other formulas than XLA's: a few ulps apart.
@@ -35,10 +33,7 @@ fn check(what: &str, got: &Array, want: &Array) {
         DType::F32 | DType::C64 => (1e-5, 1e-6),
         _ => (1e-12, 1e-13),
     };
-    let compared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        assert_close(got, want, rtol, atol)
-    }));
-    assert!(compared.is_ok(), "{what} differs from JAX");
+    assert_close_as(what, got, want, rtol, atol);
 }
 
 /// The dtype and weak flag an operand of the promotion table stands for.

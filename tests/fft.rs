@@ -10,7 +10,7 @@ mod common;
 use std::sync::OnceLock;
 
 use common::gradcheck::check_grads;
-use common::{assert_close, leaf_to_array, panic_text};
+use common::{assert_close_as, golden_field, panic_text};
 use rjax::prelude::*;
 use rjax::transform::ad::api::grad_of;
 use rjax::Complex;
@@ -22,9 +22,7 @@ fn data() -> &'static Value {
 }
 
 fn field(case: &str, key: &str) -> Array {
-    let c = &data()[case];
-    assert!(!c[key].is_null(), "no field {key} in golden case {case}");
-    leaf_to_array(&c[key])
+    golden_field(data(), case, key)
 }
 
 /// Transforms sum many terms in another order than XLA's: a few ulps of the largest term.
@@ -34,10 +32,7 @@ fn check(what: &str, got: &Array, want: &Array) {
         DType::F32 | DType::C64 => (2e-5, 2e-5),
         _ => (1e-12, 1e-12),
     };
-    let compared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        assert_close(got, want, rtol, atol)
-    }));
-    assert!(compared.is_ok(), "{what} differs from JAX");
+    assert_close_as(what, got, want, rtol, atol);
 }
 
 const NORMS: [&str; 3] = ["backward", "ortho", "forward"];

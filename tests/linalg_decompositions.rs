@@ -7,11 +7,10 @@
 
 mod common;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use common::gradcheck::check_grads;
-use common::{assert_close, leaf_to_array, panic_text};
+use common::{assert_close_as, golden_field, panic_text};
 use rjax::jnp::linalg::NormOrd;
 use rjax::prelude::*;
 use rjax::scipy;
@@ -27,10 +26,7 @@ fn data() -> &'static Value {
 }
 
 fn field(case: &str, key: &str) -> Array {
-    let c = &data()["cases"][case];
-    assert!(!c.is_null(), "no golden case {case}");
-    assert!(!c[key].is_null(), "no field {key} in golden case {case}");
-    leaf_to_array(&c[key])
+    golden_field(&data()["cases"], case, key)
 }
 
 const DTYPES: [&str; 2] = ["float32", "float64"];
@@ -42,8 +38,7 @@ fn check(what: &str, got: &Array, want: &Array) {
         DType::F32 => (2e-3, 2e-4),
         _ => (1e-8, 1e-10),
     };
-    let compared = catch_unwind(AssertUnwindSafe(|| assert_close(got, want, rtol, atol)));
-    assert!(compared.is_ok(), "{what} differs from JAX");
+    assert_close_as(what, got, want, rtol, atol);
 }
 
 /// `x * W` summed, `W` the generator's fixed weights.

@@ -5,11 +5,10 @@
 
 mod common;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use common::gradcheck::check_grads;
-use common::{assert_close, leaf_to_array, panic_text};
+use common::{assert_close, assert_close_as, golden_field, panic_text};
 use rjax::prelude::*;
 use serde_json::Value;
 
@@ -19,9 +18,7 @@ fn data() -> &'static Value {
 }
 
 fn field(case: &str, key: &str) -> Array {
-    let c = &data()["cases"][case];
-    assert!(!c.is_null(), "no golden case {case}");
-    leaf_to_array(&c[key])
+    golden_field(&data()["cases"], case, key)
 }
 
 /// JAX and rjax use different `expm1`, `erfc` and f64 `exp` kernels: a few ulps apart.
@@ -37,8 +34,7 @@ fn check(what: &str, got: &Array, want: &Array) {
     let (rtol, atol) = tolerance(want.dtype());
     assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
     // The comparison's own message (printed above this one) has the elements.
-    let compared = catch_unwind(AssertUnwindSafe(|| assert_close(got, want, rtol, atol)));
-    assert!(compared.is_ok(), "{what} differs from JAX");
+    assert_close_as(what, got, want, rtol, atol);
 }
 
 /// One elementwise function in all its forms: the same body eagerly, under `#[jit]`, its

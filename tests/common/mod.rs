@@ -126,6 +126,25 @@ pub fn leaf_to_array(leaf: &Value) -> Array {
     }
 }
 
+/// Field `key` of golden case `case` among `cases` (a golden file's table of cases).
+#[track_caller]
+pub fn golden_field(cases: &Value, case: &str, key: &str) -> Array {
+    let c = &cases[case];
+    assert!(!c.is_null(), "no golden case {case}");
+    assert!(!c[key].is_null(), "no field {key} in golden case {case}");
+    leaf_to_array(&c[key])
+}
+
+/// [`assert_close`], failing with a message that names `what`; the comparison's own message,
+/// with the elements, is printed above it.
+#[track_caller]
+pub fn assert_close_as(what: &str, got: &Array, want: &Array, rtol: f64, atol: f64) {
+    let compared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        assert_close(got, want, rtol, atol)
+    }));
+    assert!(compared.is_ok(), "{what} differs from JAX");
+}
+
 /// Asserts `got` matches `want` in shape and dtype, and in value within the case's tolerance
 /// (`|got - want| <= atol + rtol * |want|`; exact for integers and bools; NaNs must match).
 #[track_caller]

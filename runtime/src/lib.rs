@@ -30,6 +30,7 @@ pub use device::Device;
 pub use dtype::{promote, DType, Element};
 pub use error::Error;
 pub use exec::cpu::alloc::try_run;
+pub use exec::cpu::pool::release_pooled_memory;
 pub use exec::{CacheInfo, TracedFunction};
 pub use func::{
     checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, linearize, pmap, value_and_grad, vjp, vmap,

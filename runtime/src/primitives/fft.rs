@@ -19,6 +19,7 @@ use rustfft::{FftDirection, FftNum, FftPlanner};
 use super::{bind1, expect_arity, Aval, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
+use crate::exec::cpu::alloc;
 use crate::shape::ShapeDisplay;
 use crate::transform::ad::ops::{broadcast_to, convert, div, linear_jvp, mul, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
@@ -222,7 +223,7 @@ where
     Complex<F>: Element,
 {
     let (rank, k) = (shape.len(), lengths.len());
-    let mut data = v.to_vec();
+    let mut data = alloc::copy_of(v);
     match fft_type {
         FftType::Fft | FftType::Ifft => {
             let direction = match fft_type {
@@ -263,8 +264,9 @@ fn along<F: FftNum>(data: &mut [Complex<F>], shape: &[usize], axis: usize, dir: 
         return;
     }
     let plan = FftPlanner::new().plan_fft(n, dir);
-    let mut scratch = vec![Complex::new(F::zero(), F::zero()); plan.get_inplace_scratch_len()];
-    let mut line = vec![Complex::new(F::zero(), F::zero()); n];
+    let zero = Complex::new(F::zero(), F::zero());
+    let mut scratch = alloc::filled(plan.get_inplace_scratch_len(), zero);
+    let mut line = alloc::filled(n, Complex::new(F::zero(), F::zero()));
     for block in data.chunks_exact_mut(n * inner) {
         for i in 0..inner {
             for (j, z) in line.iter_mut().enumerate() {
@@ -284,7 +286,7 @@ fn rfft<F: FftNum>(v: &[F], shape: &[usize], k: usize) -> Vec<Complex<F>> {
     let n = shape[rank - 1];
     let m = n / 2 + 1;
     let rows = v.len() / n.max(1);
-    let mut out = vec![Complex::new(F::zero(), F::zero()); rows * m];
+    let mut out = alloc::filled(rows * m, Complex::new(F::zero(), F::zero()));
     if !v.is_empty() {
         let plan = RealFftPlanner::<F>::new().plan_fft_forward(n);
         let mut input = plan.make_input_vec();
@@ -308,7 +310,7 @@ fn irfft_last<F: FftNum>(mut data: Vec<Complex<F>>, shape: &[usize], lengths: &[
     let m = shape[shape.len() - 1];
     let n = lengths[lengths.len() - 1];
     let rows = data.len() / m;
-    let mut out = vec![F::zero(); rows * n];
+    let mut out = alloc::filled(rows * n, F::zero());
     if out.is_empty() {
         return out;
     }

@@ -19,6 +19,7 @@ use super::{bind, bind1, describe, expect_arity, Aval, Primitive};
 use super::{Gather, IndexMode, Iota};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
+use crate::exec::cpu::alloc;
 use crate::exec::cpu::copy::AxisLayout;
 use crate::shape::contiguous_strides;
 use crate::transform::ad::ops;
@@ -113,11 +114,11 @@ fn keys(x: &Array, order: FloatOrder) -> Vec<u64> {
     let dtype = x.dtype();
     crate::with_buffer!(x.buffer(), |v: T| {
         if dtype.is_float() {
-            v.iter().map(|&e| float_key(e.to_f64(), order)).collect()
+            alloc::collect(v.iter().map(|&e| float_key(e.to_f64(), order)))
         } else if dtype.is_signed_int() {
-            v.iter().map(|&e| (e.cast::<i64>() as u64) ^ SIGN).collect()
+            alloc::collect(v.iter().map(|&e| (e.cast::<i64>() as u64) ^ SIGN))
         } else {
-            v.iter().map(|&e| e.cast::<u64>()).collect()
+            alloc::collect(v.iter().map(|&e| e.cast::<u64>()))
         }
     })
 }
@@ -140,7 +141,7 @@ fn per_row(
     fill: impl Fn(&dyn Fn(usize) -> usize, &mut [usize]) + Sync,
 ) -> Vec<usize> {
     let AxisLayout { outer, n, inner } = l;
-    let mut out = vec![0usize; outer * inner * m];
+    let mut out = alloc::filled(outer * inner * m, 0usize);
     if m == 0 {
         return out;
     }
@@ -162,7 +163,7 @@ fn sort_permutation(keys: &[Vec<u64>], l: AxisLayout) -> Vec<usize> {
     per_row(l, l.n, |at, row| {
         if let [k] = keys {
             // Distinct positions break ties, so an unstable sort of pairs is a stable sort.
-            let mut pairs: Vec<(u64, usize)> = (0..row.len()).map(|j| (k[at(j)], j)).collect();
+            let mut pairs = alloc::collect((0..row.len()).map(|j| (k[at(j)], j)));
             pairs.sort_unstable();
             row.iter_mut().zip(pairs).for_each(|(d, (_, j))| *d = j);
         } else {
@@ -181,7 +182,7 @@ fn sort_permutation(keys: &[Vec<u64>], l: AxisLayout) -> Vec<usize> {
 fn top_positions(keys: &[u64], l: AxisLayout, k: usize) -> Vec<usize> {
     per_row(l, k, |at, row| {
         // Complemented keys sort the largest first; positions break ties.
-        let mut pairs: Vec<(u64, usize)> = (0..l.n).map(|j| (!keys[at(j)], j)).collect();
+        let mut pairs = alloc::collect((0..l.n).map(|j| (!keys[at(j)], j)));
         if k < pairs.len() {
             pairs.select_nth_unstable(k);
             pairs.truncate(k);
@@ -199,7 +200,7 @@ fn take_rows<T: Element>(v: &[T], picks: &[usize], l: AxisLayout, m: usize) -> V
     if outer == 0 || m == 0 || inner == 0 {
         return Vec::new();
     }
-    let mut out = Vec::with_capacity(outer * m * inner);
+    let mut out = alloc::with_capacity(outer * m * inner);
     for o in 0..outer {
         for t in 0..m {
             for i in 0..inner {
@@ -220,12 +221,13 @@ fn take_buffer(b: &Buffer, picks: &[usize], l: AxisLayout, m: usize) -> Buffer {
 fn positions_buffer(picks: &[usize], l: AxisLayout, m: usize, dtype: DType) -> Buffer {
     let AxisLayout { outer, inner, .. } = l;
     let outer = if m == 0 || inner == 0 { 0 } else { outer };
+    let len = outer * m * inner;
     let ordered = (0..outer)
         .flat_map(|o| (0..m).flat_map(move |t| (0..inner).map(move |i| (o * inner + i) * m + t)))
         .map(|p| picks[p]);
     match dtype {
-        DType::I64 => Buffer::I64(ordered.map(|j| j as i64).collect()),
-        _ => Buffer::I32(ordered.map(|j| j as i32).collect()),
+        DType::I64 => Buffer::I64(alloc::collect_counted(ordered.map(|j| j as i64), len)),
+        _ => Buffer::I32(alloc::collect_counted(ordered.map(|j| j as i32), len)),
     }
 }
 

@@ -15,6 +15,8 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
+use rayon::iter::{IndexedParallelIterator, ParallelExtend};
+
 use crate::device::Device;
 use crate::dtype::Element;
 use crate::error::Error;
@@ -89,6 +91,56 @@ pub fn copy_of<T: Clone>(src: &[T]) -> Vec<T> {
         out_of_memory(std::mem::size_of_val(src));
     }
     v.extend_from_slice(src);
+    v
+}
+
+/// Resizes `v` to `len` elements, filling new ones with `value`; growing it is fallible (for
+/// a kernel's scratch buffer, kept between uses).
+#[track_caller]
+pub fn resize<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+    if len > v.len() && v.try_reserve_exact(len - v.len()).is_err() {
+        out_of_memory(len.saturating_mul(std::mem::size_of::<T>()));
+    }
+    v.resize(len, value);
+}
+
+/// Checks that `bytes` can be allocated now (allocating and freeing them), for a library
+/// that allocates its own workspace of at most that size and aborts if it cannot (gemm's
+/// packing buffers): the shortfall becomes this module's unwinding panic instead. Another
+/// thread allocating between this check and the library's own allocation can still make
+/// that one fail; the check makes it as unlikely as the memory is tight for that long.
+#[track_caller]
+pub fn ensure_available(bytes: usize) {
+    let mut probe: Vec<u8> = Vec::new();
+    if probe.try_reserve_exact(bytes).is_err() {
+        out_of_memory(bytes);
+    }
+}
+
+/// The items of `items` in a fallibly allocated `Vec`: `collect` for buffers the size of an
+/// array's data (the length is known, so the `Vec` never grows).
+#[track_caller]
+pub fn collect<T>(items: impl ExactSizeIterator<Item = T>) -> Vec<T> {
+    let mut v = with_capacity(items.len());
+    v.extend(items);
+    v
+}
+
+/// [`collect`] for an iterator known to yield `len` items (more would grow the `Vec`
+/// infallibly).
+#[track_caller]
+pub fn collect_counted<T>(items: impl Iterator<Item = T>, len: usize) -> Vec<T> {
+    let mut v = with_capacity(len);
+    v.extend(items);
+    v
+}
+
+/// [`collect`] for a parallel iterator (`par_extend` of an indexed iterator reserves its
+/// length, which the `Vec` already has room for, so the only allocation is fallible).
+#[track_caller]
+pub fn par_collect<T: Send>(items: impl IndexedParallelIterator<Item = T>) -> Vec<T> {
+    let mut v = with_capacity(items.len());
+    v.par_extend(items);
     v
 }
 

@@ -346,7 +346,7 @@ impl<'g> Plan<'g> {
                     col_stride: *step,
                 },
                 Method::Gather(taps) => {
-                    scratch.resize(depth * cols, T::ZERO);
+                    super::alloc::resize(scratch, depth * cols, T::ZERO);
                     let scratch = &mut scratch[..depth * cols];
                     if taps.transposed {
                         taps.fill_by_position(lhs, at.base, p0, scratch);
@@ -385,7 +385,7 @@ impl<'g> Plan<'g> {
         for o0 in (0..rows).step_by(block) {
             let o1 = (o0 + block).min(rows);
             let len = (o1 - o0) * window * inputs;
-            scratch.resize(len, T::ZERO);
+            super::alloc::resize(scratch, len, T::ZERO);
             let products = &mut scratch[..len];
             let kernel = MatRef {
                 data: &at.kernel[o0 * window * features..],

@@ -266,7 +266,7 @@ pub(super) fn combine(r: &Reduction, partials: Vec<Array>) -> Array {
 
 fn concat(dtype: DType, parts: &[&Buffer]) -> Buffer {
     crate::with_dtype!(dtype, |T| {
-        let mut v: Vec<T> = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+        let mut v: Vec<T> = super::alloc::with_capacity(parts.iter().map(|p| p.len()).sum());
         for p in parts {
             v.extend_from_slice(T::slice(p).expect("partials share the reduction's dtype"));
         }

@@ -502,7 +502,7 @@ fn gemm_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, thre
             .par_chunks(depth)
             .zip(rhs[..k * n].par_chunks(depth * n))
             .map(|(lhs, rhs)| {
-                let mut partial = vec![T::ZERO; n];
+                let mut partial = super::alloc::filled(n, T::ZERO);
                 let part = Dims { m, k: lhs.len(), n };
                 gemm_call(&mut partial, lhs, rhs, part, n, gemm::Parallelism::None);
                 partial
@@ -724,6 +724,7 @@ unsafe fn gemm_raw<T: GemmFloat>(
     parallelism: gemm::Parallelism,
 ) {
     let Dims { m, k, n } = d;
+    super::alloc::ensure_available(gemm_workspace_bytes::<T>(d));
     let stride = |s: usize| isize::try_from(s).expect("gemm: a matrix stride overflows isize");
     // SAFETY: gemm computes dst := alpha*dst + beta*lhs@rhs (alpha unused because read_dst
     // is false, beta = 1) for an m x n `dst`, m x k `lhs` and k x n `rhs`, each given as
@@ -753,6 +754,22 @@ unsafe fn gemm_raw<T: GemmFloat>(
             parallelism,
         );
     }
+}
+
+/// At most how many bytes one `gemm::gemm` call of `d` allocates for itself: its packed
+/// block of `rhs` (`kc x nc`, which gemm sizes to fit the L3 cache when it knows the cache),
+/// its packed rows of `lhs` (at most two L2-sized blocks) and its thread's L2-sized slab,
+/// with a page of slack for alignment. Never more than packing both operands whole.
+fn gemm_workspace_bytes<T>(d: Dims) -> usize {
+    /// Packed panels are rounded up to whole register tiles, at most this wide.
+    const TILE: usize = 64;
+    let Dims { m, k, n } = d;
+    let [_, l2, l3] = *gemm_common::cache::CACHE_INFO;
+    let size = std::mem::size_of::<T>();
+    let whole = |rows: usize| k.saturating_mul(rows.saturating_add(TILE)).saturating_mul(size);
+    let rhs = if l3.cache_bytes == 0 { whole(n) } else { whole(n).min(l3.cache_bytes) };
+    let lhs = whole(m).min(2 * l2.cache_bytes + TILE * TILE * size);
+    rhs.saturating_add(lhs).saturating_add(l2.cache_bytes).saturating_add(4096)
 }
 
 macro_rules! impl_gemm_float {

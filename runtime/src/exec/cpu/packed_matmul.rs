@@ -210,7 +210,7 @@ impl Product {
             let Dims { k, .. } = self.d;
             let block_cols =
                 COLUMN_BLOCK.min(part.cols.1 - part.cols.0).next_multiple_of(TILE_COLS);
-            packed.resize(k.min(DEPTH_BLOCK) * block_cols, 0.0);
+            super::alloc::resize(packed, k.min(DEPTH_BLOCK) * block_cols, 0.0);
             for p0 in (0..k).step_by(DEPTH_BLOCK) {
                 let depth = (k - p0).min(DEPTH_BLOCK);
                 for j0 in (part.cols.0..part.cols.1).step_by(COLUMN_BLOCK) {

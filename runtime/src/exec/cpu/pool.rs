@@ -134,6 +134,31 @@ fn reuse_small<T: Element>(bytes: usize) -> Option<Vec<T>> {
         .flatten()
 }
 
+/// Returns the host memory rjax keeps for reuse to the system: the pool of freed large
+/// buffers and the calling thread's cache of tile-sized ones (as `torch.cuda.empty_cache()`
+/// does for its allocator). Arrays still alive are untouched; later results allocate afresh.
+///
+/// Useful after a large computation, to lower the process's resident memory.
+///
+/// ```
+/// let big = rjax::jnp::ones([1 << 20]);
+/// drop(big); // its buffer goes to the pool
+/// rjax::release_pooled_memory();
+/// ```
+pub fn release_pooled_memory() {
+    let free = {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        pool.bytes = 0;
+        std::mem::take(&mut pool.free)
+    };
+    let cached =
+        SMALL.try_with(|cache| std::mem::take(&mut *cache.borrow_mut())).unwrap_or_default();
+    // Freed directly: dropping them would put them back.
+    for mut buffer in free.into_iter().chain(cached) {
+        buffer.release();
+    }
+}
+
 /// How many bytes the pool holds now.
 pub fn retained_bytes() -> usize {
     POOL.lock().unwrap_or_else(|e| e.into_inner()).bytes

@@ -79,7 +79,8 @@ where
     let mut groups = merge(shape.iter().enumerate().map(|(ax, &d)| (d, axes.contains(&ax))));
     let Some(g) = last_reduced(&groups) else {
         // Nothing to reduce (every reduced axis has length 1): just load each element.
-        return src.par_iter().with_min_len(PARALLEL_THRESHOLD).map(|&x| (fold.load)(x)).collect();
+        let loaded = src.par_iter().with_min_len(PARALLEL_THRESHOLD).map(|&x| (fold.load)(x));
+        return super::alloc::par_collect(loaded);
     };
     let mut acc = fold.pass(src, around(&groups, g));
     groups.remove(g);
@@ -348,7 +349,7 @@ where
     C: Fn(A, A) -> A + Sync,
 {
     let (_, n, inner) = split_at_axis(shape, axis);
-    let mut out = src.to_vec();
+    let mut out = super::alloc::copy_of(src);
     if out.is_empty() {
         return out;
     }
@@ -463,8 +464,9 @@ fn arg_row<T: Copy + Send + Sync>(row: &[T], better: &(impl Fn(T, T) -> bool + S
     if row.len() < PARALLEL_THRESHOLD {
         return first_best(row, better);
     }
-    let winners: Vec<usize> =
-        row.par_chunks(TASK).enumerate().map(|(b, c)| b * TASK + first_best(c, better)).collect();
+    let winners = super::alloc::par_collect(
+        row.par_chunks(TASK).enumerate().map(|(b, c)| b * TASK + first_best(c, better)),
+    );
     // A later block's winner replaces an earlier one only if strictly better, keeping the first.
     winners.into_iter().reduce(|best, i| if better(row[i], row[best]) { i } else { best }).unwrap()
 }
@@ -488,7 +490,7 @@ fn arg_columns<T: Copy>(
     better: &impl Fn(T, T) -> bool,
 ) {
     let w = out.len();
-    let mut best: Vec<T> = slab[c0..c0 + w].to_vec();
+    let mut best: Vec<T> = super::alloc::copy_of(&slab[c0..c0 + w]);
     out.fill(0);
     for (r, row) in slab.chunks(inner).enumerate().skip(1) {
         for ((o, b), &x) in out.iter_mut().zip(best.iter_mut()).zip(&row[c0..c0 + w]) {

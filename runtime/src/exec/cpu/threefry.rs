@@ -160,8 +160,8 @@ fn hash_block(key: [u32; 2], first: u64, y0: &mut [u32; LANES], y1: &mut [u32; L
 pub fn hash_each(k0: &[u32], k1: &[u32], x0: &[u32], x1: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let n = x0.len();
     assert!(k0.len() == n && k1.len() == n && x1.len() == n, "hash_each: lengths differ");
-    let mut y0 = vec![0u32; n];
-    let mut y1 = vec![0u32; n];
+    let mut y0 = super::alloc::zeroed(n, 0u32);
+    let mut y1 = super::alloc::zeroed(n, 0u32);
     y0.par_chunks_mut(CHUNK).zip(y1.par_chunks_mut(CHUNK)).enumerate().for_each(|(c, (a, b))| {
         let s = c * CHUNK;
         for (j, (a, b)) in a.iter_mut().zip(b.iter_mut()).enumerate() {

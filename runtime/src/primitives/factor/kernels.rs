@@ -7,6 +7,7 @@ use faer::{Mat, MatMut, MatRef, Par, Side};
 use rayon::prelude::*;
 
 use crate::dtype::Element;
+use crate::exec::cpu::alloc;
 
 /// The element types the factorizations run in (`f32` and `f64`).
 pub(super) trait Real: RealField + Element {}
@@ -25,13 +26,22 @@ fn inner_par(count: usize) -> Par {
 }
 
 /// `f` of each of the `count` row-major `m x n` matrices in `x`, in order.
+///
+/// faer allocates its factors and workspace itself, aborting when it cannot; so before each
+/// matrix, the memory they take (a few matrices of the larger side's square) is checked to be
+/// available, which turns a shortfall into the usual out-of-memory panic.
 fn each<T: Real, R: Send>(
     x: &[T],
     count: usize,
     (m, n): (usize, usize),
     f: impl Fn(MatRef<'_, T>) -> R + Sync,
 ) -> Vec<R> {
-    let one = |i: usize| f(MatRef::from_row_major_slice(&x[i * m * n..(i + 1) * m * n], m, n));
+    let side = m.max(n);
+    let workspace = side.saturating_mul(side).saturating_mul(8 * std::mem::size_of::<T>());
+    let one = |i: usize| {
+        alloc::ensure_available(workspace);
+        f(MatRef::from_row_major_slice(&x[i * m * n..(i + 1) * m * n], m, n))
+    };
     if count > 1 {
         (0..count).into_par_iter().map(one).collect()
     } else {
@@ -57,16 +67,20 @@ fn push_nans<T: Real>(out: &mut Vec<T>, len: usize) {
     out.extend(std::iter::repeat_n(T::from_f64(f64::NAN), len));
 }
 
-/// Concatenates per-matrix results.
+/// Concatenates per-matrix results (in a fallibly allocated buffer).
 fn concat<T: Copy>(parts: Vec<Vec<T>>) -> Vec<T> {
-    parts.concat()
+    let mut out = alloc::with_capacity(parts.iter().map(Vec::len).sum());
+    for part in parts {
+        out.extend_from_slice(&part);
+    }
+    out
 }
 
 /// The lower Cholesky factors (zeros above the diagonal) of the `n x n` matrices, read from
 /// their lower triangles; NaNs for a matrix that is not positive definite.
 pub(super) fn cholesky<T: Real>(x: &[T], count: usize, n: usize) -> Vec<T> {
     concat(each(x, count, (n, n), |a| {
-        let mut out = Vec::with_capacity(n * n);
+        let mut out = alloc::with_capacity(n * n);
         match a.llt(Side::Lower) {
             Ok(llt) => push_rows(&mut out, llt.L()),
             Err(_) => push_nans(&mut out, n * n),
@@ -79,7 +93,7 @@ pub(super) fn cholesky<T: Real>(x: &[T], count: usize, n: usize) -> Vec<T> {
 /// read from their lower triangles.
 pub(super) fn eigh<T: Real>(x: &[T], count: usize, n: usize) -> (Vec<T>, Vec<T>) {
     let parts = each(x, count, (n, n), |a| {
-        let (mut v, mut w) = (Vec::with_capacity(n * n), Vec::with_capacity(n));
+        let (mut v, mut w) = (alloc::with_capacity(n * n), alloc::with_capacity(n));
         match a.self_adjoint_eigen(Side::Lower) {
             Ok(e) => {
                 push_rows(&mut v, e.U());
@@ -106,7 +120,9 @@ pub(super) fn qr<T: Real>(
 ) -> (Vec<T>, Vec<T>) {
     let parts = each(x, count, (m, n), |a| {
         let qr = a.qr();
-        let (mut q, mut r) = (Vec::new(), Vec::new());
+        let k = m.min(n);
+        let q_cols = if full { m } else { k };
+        let (mut q, mut r) = (alloc::with_capacity(m * q_cols), alloc::with_capacity(m * n));
         push_rows(&mut r, qr.thin_R());
         if full {
             push_rows(&mut q, qr.compute_Q().as_ref());
@@ -143,7 +159,9 @@ pub(super) fn svd<T: Real>(
         _ => (k, k),
     };
     let parts = each(x, count, (m, n), |a| {
-        let (mut s, mut u, mut vt) = (Vec::new(), Vec::new(), Vec::new());
+        let mut s = alloc::with_capacity(k);
+        let sides = if uv.is_some() { (m * um, vn * n) } else { (0, 0) };
+        let (mut u, mut vt) = (alloc::with_capacity(sides.0), alloc::with_capacity(sides.1));
         let Some(full) = uv else {
             match a.singular_values() {
                 Ok(values) => s = values,
@@ -166,7 +184,9 @@ pub(super) fn svd<T: Real>(
         }
         (s, u, vt)
     });
-    let mut out = SvdParts { s: Vec::new(), uv: uv.map(|_| (Vec::new(), Vec::new())) };
+    let (s, u, vt) = (count * k, count * m * um, count * vn * n);
+    let uv = uv.map(|_| (alloc::with_capacity(u), alloc::with_capacity(vt)));
+    let mut out = SvdParts { s: alloc::with_capacity(s), uv };
     for (s, u, vt) in parts {
         out.s.extend(s);
         if let Some((us, vts)) = &mut out.uv {
@@ -193,14 +213,18 @@ pub(super) fn lu<T: Real>(x: &[T], count: usize, (m, n): (usize, usize)) -> LuPa
     let parts = each(x, count, (m, n), |a| {
         let f = a.partial_piv_lu();
         let (l, u) = (f.L(), f.U());
-        let mut packed = Vec::with_capacity(m * n);
+        let mut packed = alloc::with_capacity(m * n);
         for i in 0..m {
             packed.extend((0..n).map(|j| if i > j { l[(i, j)] } else { u[(i, j)] }));
         }
         let permutation: Vec<usize> = f.P().arrays().0.to_vec();
         (packed, swaps(&permutation, k), permutation)
     });
-    let mut out = LuParts { lu: Vec::new(), pivots: Vec::new(), permutation: Vec::new() };
+    let mut out = LuParts {
+        lu: alloc::with_capacity(count * m * n),
+        pivots: alloc::with_capacity(count * k),
+        permutation: alloc::with_capacity(count * m),
+    };
     for (packed, pivots, permutation) in parts {
         out.lu.extend(packed);
         out.pivots.extend(pivots.iter().map(|&p| p as i32));
@@ -248,6 +272,7 @@ pub(super) fn triangular_solve<T: Real>(
 ) -> Vec<T> {
     let par = inner_par(count);
     let one = |i: usize| {
+        alloc::ensure_available((m * n).saturating_mul(std::mem::size_of::<T>()));
         let mut a = MatRef::from_row_major_slice(&a[i * m * m..(i + 1) * m * m], m, m);
         let mut x = Mat::from_fn(m, n, |r, c| b[i * m * n + r * n + c]);
         let mut lower = t.lower;
@@ -256,7 +281,7 @@ pub(super) fn triangular_solve<T: Real>(
             lower = !lower;
         }
         solve_in_place(a, x.as_mut(), lower, t.unit, par);
-        let mut out = Vec::with_capacity(m * n);
+        let mut out = alloc::with_capacity(m * n);
         push_rows(&mut out, x.as_ref());
         out
     };

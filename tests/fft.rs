@@ -322,3 +322,113 @@ fn bad_input_is_refused_with_the_operation_and_shapes() {
     let msg = panic_text(|| drop(bind1(&prim, &[&z])));
     assert!(msg.contains("fft") && msg.contains("(0)"), "{msg}");
 }
+
+/// `vmap` goldens of every transform and of gradients through them
+/// (`tests/data/linalg_fft_vmap.json`, made by `tests/data/gen/linalg_fft_vmap.py`), the
+/// batch on axis 1.
+fn mapped(dtype: &str, key: &str) -> Array {
+    static DATA: OnceLock<Value> = OnceLock::new();
+    let data = DATA
+        .get_or_init(|| serde_json::from_str(include_str!("data/linalg_fft_vmap.json")).unwrap());
+    golden_field(&data["cases"], &format!("fft_{dtype}"), key)
+}
+
+#[vmap(in_axes = 1)]
+fn vmap_fft_n6(z: &Array) -> Array {
+    jnp::fft::fft(z, Some(6), -1, None)
+}
+
+#[vmap(in_axes = 1, out_axes = 2)]
+fn vmap_ifft_axis0_ortho(z: &Array) -> Array {
+    jnp::fft::ifft(z, None, 0, Some("ortho"))
+}
+
+#[vmap(in_axes = 1)]
+fn vmap_rfft(x: &Array) -> Array {
+    jnp::fft::rfft(x, None, -1, None)
+}
+
+#[vmap(in_axes = 1)]
+fn vmap_irfft_n9(z: &Array) -> Array {
+    jnp::fft::irfft(z, Some(9), -1, None)
+}
+
+#[vmap(in_axes = 1)]
+fn vmap_fft2(z: &Array) -> Array {
+    jnp::fft::fft2(z, None, &[-2, -1], None)
+}
+
+#[vmap(in_axes = 1)]
+fn vmap_ifft2_axes02(z: &Array) -> Array {
+    jnp::fft::ifft2(z, None, &[0, 2], None)
+}
+
+#[vmap(in_axes = 1)]
+fn vmap_fftn_s45(z: &Array) -> Array {
+    jnp::fft::fftn(z, Some(&[4, 5]), None, None)
+}
+
+#[vmap(in_axes = 1)]
+fn vmap_ifftn(z: &Array) -> Array {
+    jnp::fft::ifftn(z, None, None, None)
+}
+
+/// `x * W` summed, `W` the generator's fixed weights.
+#[traceable]
+fn wsum(x: &Array) -> Array {
+    (x * &Weights::like(x)).sum()
+}
+
+/// The generator's fixed weights, `(i % 5 - 1.5) / 2` in row-major order.
+struct Weights;
+
+impl Weights {
+    /// The weights of `x`'s shape and dtype (constants, also while `x` is traced).
+    fn like(x: &Array) -> Array {
+        let w: Vec<f64> = (0..x.size()).map(|i| ((i % 5) as f64 - 1.5) / 2.0).collect();
+        Array::from_shape_vec(x.shape(), w).astype(x.dtype())
+    }
+}
+
+#[vmap(in_axes = 1)]
+fn vmap_grads(x: &Array) -> (Array, Array, Array, Array) {
+    let i = Complex::new(0.0, 1.0);
+    let power = rjax::transform::ad::api::grad_of(
+        |x| jnp::sum(&jnp::square(&jnp::abs(&jnp::fft::rfft(x, None, -1, None)))),
+        x,
+    );
+    let round_trip = rjax::transform::ad::api::grad_of(
+        |x| wsum(&jnp::fft::irfft(&(jnp::fft::rfft(x, None, -1, None) * i), Some(8), -1, None)),
+        x,
+    );
+    let complex_dtype = x.dtype().to_complex();
+    let fft2 = rjax::transform::ad::api::grad_of(
+        |x| jnp::sum(&jnp::abs(&jnp::fft::fft2(&x.astype(complex_dtype), None, &[-2, -1], None))),
+        x,
+    );
+    let ifftn = rjax::transform::ad::api::grad_of(
+        |x| wsum(&jnp::real(&jnp::fft::ifftn(&(x * Complex::new(1.0, 2.0)), None, None, None))),
+        x,
+    );
+    (power, round_trip, fft2, ifftn)
+}
+
+#[test]
+fn vmap_of_every_transform_and_of_gradients_matches_jax() {
+    for dt in ["float32", "float64"] {
+        let (x, z, z3) = (mapped(dt, "x"), mapped(dt, "z"), mapped(dt, "z3"));
+        check("vmap fft", &vmap_fft_n6(&z), &mapped(dt, "fft"));
+        check("vmap ifft", &vmap_ifft_axis0_ortho(&z), &mapped(dt, "ifft"));
+        check("vmap rfft", &vmap_rfft(&x), &mapped(dt, "rfft"));
+        check("vmap irfft", &vmap_irfft_n9(&z), &mapped(dt, "irfft"));
+        check("vmap fft2", &vmap_fft2(&z3), &mapped(dt, "fft2"));
+        check("vmap ifft2", &vmap_ifft2_axes02(&z3), &mapped(dt, "ifft2"));
+        check("vmap fftn", &vmap_fftn_s45(&z3), &mapped(dt, "fftn"));
+        check("vmap ifftn", &vmap_ifftn(&z3), &mapped(dt, "ifftn"));
+        let (power, round_trip, fft2, ifftn) = vmap_grads(&x);
+        check("vmap grad rfft", &power, &mapped(dt, "grad_rfft"));
+        check("vmap grad irfft", &round_trip, &mapped(dt, "grad_irfft"));
+        check("vmap grad fft2", &fft2, &mapped(dt, "grad_fft2"));
+        check("vmap grad ifftn", &ifftn, &mapped(dt, "grad_ifftn"));
+    }
+}

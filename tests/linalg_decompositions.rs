@@ -42,13 +42,23 @@ fn check(what: &str, got: &Array, want: &Array) {
 }
 
 /// `x * W` summed, `W` the generator's fixed weights.
+#[traceable]
 fn wsum(x: &Array) -> Array {
-    let n = x.size();
-    let w: Vec<f64> = (0..n).map(|i| ((i % 5) as f64 - 1.5) / 2.0).collect();
-    let w = Array::from_shape_vec(x.shape(), w).astype(x.dtype());
-    (x * &w).sum()
+    (x * &Weights::like(x)).sum()
 }
 
+/// The generator's fixed weights, `(i % 5 - 1.5) / 2` in row-major order.
+struct Weights;
+
+impl Weights {
+    /// The weights of `x`'s shape and dtype (constants, also while `x` is traced).
+    fn like(x: &Array) -> Array {
+        let w: Vec<f64> = (0..x.size()).map(|i| ((i % 5) as f64 - 1.5) / 2.0).collect();
+        Array::from_shape_vec(x.shape(), w).astype(x.dtype())
+    }
+}
+
+#[traceable]
 fn sq(x: &Array) -> Array {
     x * x
 }
@@ -555,4 +565,359 @@ fn integer_matrices_are_factored_as_floats() {
     let l = jnp::linalg::cholesky(&a);
     assert_eq!(l.dtype(), DType::F32);
     assert_eq!(l.to_vec::<f32>().unwrap(), vec![2.0, 0.0, 1.0, 2.0]);
+}
+
+#[test]
+#[should_panic(
+    expected = "cholesky: expected square matrices (last two axes equal), got float32(3, 4)"
+)]
+fn cholesky_of_a_non_square_matrix_panics() {
+    jnp::linalg::cholesky(&jnp::ones([3, 4]));
+}
+
+#[test]
+#[should_panic(
+    expected = "solve: the right-hand side must be a vector of 3 or a stack of matrices \
+                           with 3 rows to match the 3 x 3 matrices, got shapes (3, 3) and (4, 2)"
+)]
+fn solve_with_mismatched_shapes_panics() {
+    jnp::linalg::solve(&jnp::eye(3), &jnp::ones([4, 2]));
+}
+
+#[test]
+#[should_panic(
+    expected = "solve: the right-hand side must be a vector of 3 or a stack of matrices \
+                           with 3 rows to match the 3 x 3 matrices, got shapes (2, 3, 3) and (4, 3, 1)"
+)]
+fn solve_with_batches_that_do_not_broadcast_panics() {
+    jnp::linalg::solve(&jnp::ones([2, 3, 3]), &jnp::ones([4, 3, 1]));
+}
+
+/// Not positive definite (a negative eigenvalue, or a zero pivot): NaNs in the whole lower
+/// triangle of the factor and zeros above it, in float32 and float64, eagerly, under `#[jit]`
+/// and per matrix of a batch, as JAX gives.
+#[test]
+fn cholesky_of_a_matrix_that_is_not_positive_definite_is_nan() {
+    let nan_lower = |l: &Array| {
+        let v = l.astype(DType::F64).to_vec::<f64>().unwrap();
+        assert!(v[0].is_nan() && v[2].is_nan() && v[3].is_nan() && v[1] == 0.0, "{v:?}");
+    };
+    for dtype in [DType::F32, DType::F64] {
+        let indefinite = jnp::array([[1.0, 2.0], [2.0, 1.0]]).astype(dtype);
+        let singular = jnp::zeros([2, 2]).astype(dtype);
+        for a in [&indefinite, &singular] {
+            for l in [jnp::linalg::cholesky(a), cholesky_jit(a)] {
+                assert_eq!(l.dtype(), dtype);
+                nan_lower(&l);
+            }
+        }
+        // One bad matrix in a batch leaves the others' factors as they are.
+        let batch = jnp::stack(&[&indefinite, &jnp::eye(2).astype(dtype)], 0);
+        let l = cholesky_vmap(&batch);
+        nan_lower(&l.slice(s![0]));
+        assert_eq!(
+            l.slice(s![1]).astype(DType::F64).to_vec::<f64>().unwrap(),
+            [1.0, 0.0, 0.0, 1.0]
+        );
+    }
+}
+
+/// `vmap` goldens (`tests/data/linalg_fft_vmap.json`, made by
+/// `tests/data/gen/linalg_fft_vmap.py`): every function and the gradient of a scalar function
+/// of it, mapped over stacks of three matrices, the batch on other axes than the first where
+/// the function allows it.
+fn mapped() -> &'static Value {
+    static DATA: OnceLock<Value> = OnceLock::new();
+    DATA.get_or_init(|| serde_json::from_str(include_str!("data/linalg_fft_vmap.json")).unwrap())
+}
+
+fn mapped_field(case: &str, key: &str) -> Array {
+    golden_field(&mapped()["cases"], case, key)
+}
+
+#[vmap(in_axes = 1)]
+fn cholesky_axis1(a: &Array) -> Array {
+    jnp::linalg::cholesky(a)
+}
+
+#[vmap(in_axes = 0)]
+fn cholesky_grads(a: &Array) -> Array {
+    rjax::transform::ad::api::grad_of(|a| wsum(&jnp::linalg::cholesky(a)), a)
+}
+
+#[vmap(in_axes = (None, 2), out_axes = 2)]
+fn solve_rhs_axis2(a: &Array, b: &Array) -> Array {
+    jnp::linalg::solve(a, b)
+}
+
+#[vmap(in_axes = (0, 0))]
+fn solve_both(a: &Array, b: &Array) -> Array {
+    jnp::linalg::solve(a, b)
+}
+
+#[vmap(in_axes = (0, None))]
+fn solve_grads(a: &Array, b: &Array) -> Array {
+    rjax::transform::ad::api::grad_of(|a| wsum(&jnp::linalg::solve(a, b)), a)
+}
+
+#[vmap(in_axes = 2)]
+fn inv_axis2(a: &Array) -> Array {
+    jnp::linalg::inv(a)
+}
+
+#[vmap(in_axes = 0)]
+fn inv_grads(a: &Array) -> Array {
+    rjax::transform::ad::api::grad_of(|a| wsum(&jnp::linalg::inv(a)), a)
+}
+
+#[vmap(in_axes = 0)]
+fn det_parts(a: &Array) -> (Array, Array, Array, Array, Array) {
+    let (sign, logdet) = jnp::linalg::slogdet(a);
+    let grad_det = rjax::transform::ad::api::grad_of(|a| jnp::linalg::det(a), a);
+    let grad_logdet = rjax::transform::ad::api::grad_of(|a| jnp::linalg::slogdet(a).1, a);
+    (jnp::linalg::det(a), sign, logdet, grad_det, grad_logdet)
+}
+
+#[vmap(in_axes = 0)]
+fn eigh_parts(a: &Array) -> (Array, Array, Array) {
+    let (w, v) = jnp::linalg::eigh(a);
+    let grad = rjax::transform::ad::api::grad_of(
+        |a| {
+            let (w, v) = jnp::linalg::eigh(a);
+            wsum(&w) + wsum(&sq(&v))
+        },
+        a,
+    );
+    (w, jnp::abs(&v), grad)
+}
+
+/// `wsum(Q^2) + wsum(R^2)`, sign-invariant.
+#[traceable]
+fn qr_loss(a: &Array, complete: bool) -> Array {
+    let (q, r) = if complete { jnp::linalg::qr_complete(a) } else { jnp::linalg::qr(a) };
+    wsum(&sq(&q)) + wsum(&sq(&r))
+}
+
+#[vmap(in_axes = 0)]
+fn qr_parts(a: &Array) -> (Array, Array, Array, Array) {
+    let (q, r) = jnp::linalg::qr(a);
+    let rc = jnp::linalg::qr_complete(a).1;
+    (
+        jnp::abs(&q),
+        jnp::abs(&r),
+        jnp::abs(&rc),
+        rjax::transform::ad::api::grad_of(|a| qr_loss(a, false), a),
+    )
+}
+
+#[vmap(in_axes = 0)]
+fn qr_complete_grads(a: &Array) -> Array {
+    rjax::transform::ad::api::grad_of(|a| qr_loss(a, true), a)
+}
+
+#[vmap(in_axes = 0)]
+fn svd_parts(a: &Array) -> (Array, Array, Array, Array, Array, Array) {
+    let (u, s, vh) = jnp::linalg::svd(a, false);
+    let u_full = jnp::linalg::svd(a, true).0;
+    let row_sums = jnp::sum_axes(&sq(&u_full), -1, false);
+    let grad = rjax::transform::ad::api::grad_of(
+        |a| {
+            let (u, s, vh) = jnp::linalg::svd(a, false);
+            wsum(&sq(&u)) + wsum(&s) + wsum(&sq(&vh))
+        },
+        a,
+    );
+    let grad_values = rjax::transform::ad::api::grad_of(|a| wsum(&jnp::linalg::svdvals(a)), a);
+    (s, jnp::abs(&u), jnp::abs(&vh), row_sums, grad, grad_values)
+}
+
+#[vmap(in_axes = 0)]
+fn matrix_norms(a: &Array) -> (Array, Array, Array) {
+    let two = rjax::transform::ad::api::grad_of(
+        |a| jnp::linalg::norm_with(a, Some(NormOrd::P(2.0)), None, false),
+        a,
+    );
+    let fro = jnp::linalg::norm_with(a, Some(NormOrd::Fro), None, false);
+    (fro, jnp::linalg::norm_with(a, Some(NormOrd::Nuc), None, false), two)
+}
+
+#[vmap(in_axes = 2)]
+fn inf_norm_axis2(a: &Array) -> Array {
+    jnp::linalg::norm_with(a, Some(NormOrd::P(f64::INFINITY)), None, false)
+}
+
+#[vmap(in_axes = 1)]
+fn column_norms_axis1(a: &Array) -> Array {
+    jnp::linalg::norm_with(a, Some(NormOrd::P(3.0)), Some(&[0]), false)
+}
+
+#[vmap(in_axes = (0, 0))]
+fn lstsq_mapped(a: &Array, b: &Array) -> Array {
+    jnp::linalg::lstsq(a, b, None).x
+}
+
+#[vmap(in_axes = (0, None))]
+fn lstsq_grads(a: &Array, b: &Array) -> Array {
+    rjax::transform::ad::api::grad_of(|a| wsum(&jnp::linalg::lstsq(a, b, None).x), a)
+}
+
+#[vmap(in_axes = 2)]
+fn pinv_axis2(a: &Array) -> Array {
+    jnp::linalg::pinv(a, None)
+}
+
+#[vmap(in_axes = 0)]
+fn pinv_grads(a: &Array) -> Array {
+    rjax::transform::ad::api::grad_of(|a| wsum(&jnp::linalg::pinv(a, None)), a)
+}
+
+#[vmap(in_axes = 0)]
+fn matrix_powers(a: &Array) -> (Array, Array, Array) {
+    let grad = rjax::transform::ad::api::grad_of(|a| wsum(&jnp::linalg::matrix_power(a, 3)), a);
+    (jnp::linalg::matrix_power(a, 3), jnp::linalg::matrix_power(a, -2), grad)
+}
+
+#[traceable]
+fn lower_solve(a: &Array, b: &Array) -> Array {
+    scipy::linalg::solve_triangular(a, b, Trans::N, true, false)
+}
+
+#[traceable]
+fn upper_unit_solve_transposed(a: &Array, b: &Array) -> Array {
+    scipy::linalg::solve_triangular(a, b, Trans::T, false, true)
+}
+
+#[vmap(in_axes = (0, None))]
+fn lower_solve_mapped(a: &Array, b: &Array) -> (Array, Array) {
+    (lower_solve(a, b), rjax::transform::ad::api::grad_of(|a| wsum(&lower_solve(a, b)), a))
+}
+
+#[vmap(in_axes = (0, 0))]
+fn upper_solve_mapped(a: &Array, b: &Array) -> Array {
+    upper_unit_solve_transposed(a, b)
+}
+
+#[vmap(in_axes = (None, 0))]
+fn upper_solve_grads(a: &Array, b: &Array) -> Array {
+    rjax::transform::ad::api::grad_of(|b| wsum(&upper_unit_solve_transposed(a, b)), b)
+}
+
+#[vmap(in_axes = 0)]
+fn lu_square(a: &Array) -> (Array, Array) {
+    let grad = rjax::transform::ad::api::grad_of(
+        |a| {
+            let (_, l, u) = scipy::linalg::lu(a);
+            wsum(&l) + wsum(&u)
+        },
+        a,
+    );
+    (scipy::linalg::lu(a).0, grad)
+}
+
+#[vmap(in_axes = 0)]
+fn lu_tall(a: &Array) -> (Array, Array) {
+    let (_, l, u) = scipy::linalg::lu(a);
+    (l, u)
+}
+
+#[test]
+fn vmap_of_every_function_and_its_gradient_matches_jax() {
+    for dt in DTYPES {
+        let case = |name: &str| format!("{name}_{dt}");
+        let want = |name: &str, key: &str| mapped_field(&case(name), key);
+        let (g, tall) = (want("solve", "g"), want("qr", "tall"));
+        let low = want("solve_triangular", "low");
+        check("cholesky", &cholesky_axis1(&want("cholesky", "spd_mid")), &want("cholesky", "vmap"));
+        let spd = want("cholesky", "spd_mid").swapaxes(0, 1);
+        check("cholesky grad", &cholesky_grads(&spd), &want("cholesky", "vmap_grad"));
+        let (b, bb) = (want("solve", "b"), want("solve", "bb"));
+        let a0 = g.slice(s![0]);
+        check(
+            "solve b",
+            &solve_rhs_axis2(&a0, &want("solve", "bb_last")),
+            &want("solve", "vmap_b"),
+        );
+        check("solve both", &solve_both(&g, &bb), &want("solve", "vmap_both"));
+        check("solve grad", &solve_grads(&g, &b), &want("solve", "vmap_grad"));
+        check("inv", &inv_axis2(&want("inv", "g_last")), &want("inv", "vmap"));
+        check("inv grad", &inv_grads(&g), &want("inv", "vmap_grad"));
+        let (det, sign, logdet, grad_det, grad_logdet) = det_parts(&g);
+        check("det", &det, &want("det", "vmap"));
+        check("slogdet sign", &sign, &want("det", "vmap_sign"));
+        check("slogdet logdet", &logdet, &want("det", "vmap_logdet"));
+        check("det grad", &grad_det, &want("det", "vmap_grad"));
+        check("slogdet grad", &grad_logdet, &want("det", "vmap_grad_logdet"));
+        let (w, vabs, grad) = eigh_parts(&want("eigh", "sym"));
+        check("eigh w", &w, &want("eigh", "vmap_w"));
+        check("eigh |v|", &vabs, &want("eigh", "vmap_vabs"));
+        check("eigh grad", &grad, &want("eigh", "vmap_grad"));
+        let (qabs, rabs, rcabs, grad) = qr_parts(&tall);
+        check("qr |q|", &qabs, &want("qr", "vmap_qabs"));
+        check("qr |r|", &rabs, &want("qr", "vmap_rabs"));
+        check("qr complete |r|", &rcabs, &want("qr", "vmap_rcabs"));
+        check("qr grad", &grad, &want("qr", "vmap_grad"));
+        check("qr complete grad", &qr_complete_grads(&g), &want("qr", "vmap_grad_complete"));
+        let (s, uabs, vhabs, row_sums, grad, grad_values) = svd_parts(&tall);
+        check("svd s", &s, &want("svd", "vmap_s"));
+        check("svd |u|", &uabs, &want("svd", "vmap_uabs"));
+        check("svd |vh|", &vhabs, &want("svd", "vmap_vhabs"));
+        check("svd full u", &row_sums, &want("svd", "vmap_ufull_sq"));
+        check("svd grad", &grad, &want("svd", "vmap_grad"));
+        check("svdvals grad", &grad_values, &want("svd", "vmap_grad_svdvals"));
+        let (fro, nuc, two) = matrix_norms(&tall);
+        check("norm fro", &fro, &want("norm", "vmap_fro"));
+        check("norm nuc", &nuc, &want("norm", "vmap_nuc"));
+        check("norm 2 grad", &two, &want("norm", "vmap_grad_2"));
+        check("norm inf", &inf_norm_axis2(&tall), &want("norm", "vmap_inf"));
+        check("norm 3 axis 0", &column_norms_axis1(&tall), &want("norm", "vmap_vec3"));
+        let b5 = want("lstsq", "b5");
+        check("lstsq", &lstsq_mapped(&tall, &b5), &want("lstsq", "vmap"));
+        check("lstsq grad", &lstsq_grads(&tall, &b5.slice(s![0])), &want("lstsq", "vmap_grad"));
+        check("pinv", &pinv_axis2(&tall.moveaxis(0, 2)), &want("pinv", "vmap"));
+        check("pinv grad", &pinv_grads(&tall), &want("pinv", "vmap_grad"));
+        let (p3, pm2, grad) = matrix_powers(&g);
+        check("matrix_power 3", &p3, &want("matrix_power", "vmap_p3"));
+        check("matrix_power -2", &pm2, &want("matrix_power", "vmap_pm2"));
+        check("matrix_power grad", &grad, &want("matrix_power", "vmap_grad"));
+        let (x, grad) = lower_solve_mapped(&low, &b);
+        check("solve_triangular", &x, &want("solve_triangular", "vmap_a"));
+        check("solve_triangular grad a", &grad, &want("solve_triangular", "vmap_grad_a"));
+        let x = upper_solve_mapped(&low.swapaxes(-1, -2), &bb);
+        check("solve_triangular both", &x, &want("solve_triangular", "vmap_both"));
+        let grad = upper_solve_grads(&low.slice(s![0]).swapaxes(0, 1), &bb);
+        check("solve_triangular grad b", &grad, &want("solve_triangular", "vmap_grad_b"));
+        let (p, grad) = lu_square(&g);
+        check("lu p", &p, &want("lu", "vmap_p"));
+        check("lu grad", &grad, &want("lu", "vmap_grad"));
+        let (l, u) = lu_tall(&tall);
+        check("lu l", &l, &want("lu", "vmap_l"));
+        check("lu u", &u, &want("lu", "vmap_u"));
+    }
+}
+
+/// The rules the first finite-difference test leaves out: `triangular_solve` from the right
+/// (which the QR and LU rules use), the complete QR and the SVD of square matrices, and the
+/// functions composed from `lu` (`inv`, `slogdet`, `matrix_power` with a negative power).
+#[test]
+fn remaining_derivative_rules_match_finite_differences() {
+    use rjax::primitives::{bind1, TriangularSolve};
+    let low = f64_field("solve_triangular_float64", "low");
+    let b = f64_field("solve_triangular_float64", "b").swapaxes(0, 1);
+    for (lower, transpose_a, unit_diagonal) in [(true, false, false), (false, true, true)] {
+        let prim = TriangularSolve { left_side: false, lower, transpose_a, unit_diagonal };
+        let a = if lower { low.clone() } else { low.swapaxes(0, 1) };
+        let label = format!("triangular_solve right lower={lower} transpose_a={transpose_a}");
+        check_grads(&label, &|a| bind1(&prim, &[a, &b]), &a, 1e-6);
+        check_grads(&label, &|b| bind1(&prim, &[&a, b]), &b, 1e-6);
+    }
+    let g = f64_field("solve_float64", "a");
+    check_grads("qr complete q", &|a| jnp::linalg::qr_complete(a).0, &g, 1e-6);
+    check_grads("qr complete r", &|a| jnp::linalg::qr_complete(a).1, &g, 1e-6);
+    check_grads("svd square u^2", &|a| sq(&jnp::linalg::svd(a, false).0), &g, 1e-6);
+    check_grads("svd square s", &|a| jnp::linalg::svd(a, false).1, &g, 1e-6);
+    check_grads("inv", &|a| jnp::linalg::inv(a), &g, 1e-6);
+    check_grads("slogdet", &|a| jnp::linalg::slogdet(a).1, &g, 1e-6);
+    check_grads("matrix_power -2", &|a| jnp::linalg::matrix_power(a, -2), &g, 1e-6);
+    let spd = f64_field("cholesky_float64", "a");
+    check_grads("eigvalsh", &|a| jnp::linalg::eigvalsh(a), &spd, 1e-6);
 }

@@ -1,6 +1,6 @@
 """JAX side of the rjax benchmarks, timed on request so the Rust bench can alternate with it.
 
-    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv|reduce
+    python3 benches/jax/bench.py w1|w2|w3w5|w4|w6|w7|random|scan|conv|reduce|linalg|fft
 
 builds the workload's jitted functions, prints `ready NAME...`, then answers each line
 `NAME RUNS` read from stdin with `NAME SECONDS`: the median seconds per call over RUNS timed
@@ -181,6 +181,32 @@ def conv():
             "jax_conv_forward_backward": lambda: jax.block_until_ready(both(x, k))}
 
 
+def linalg():
+    """benches/linalg.rs: factorizations of 512x512 f32 matrices (LAPACK on CPU)."""
+    n = 512
+    a = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
+    spd = a @ a.T / n + jnp.eye(n, dtype=jnp.float32)
+    sym = (a + a.T) * 0.5
+    b = jnp.ones(n, jnp.float32)
+    cholesky, solve = jax.jit(jnp.linalg.cholesky), jax.jit(jnp.linalg.solve)
+    eigh, svd = jax.jit(jnp.linalg.eigh), jax.jit(jnp.linalg.svd)
+    return {"jax_linalg_cholesky": lambda: cholesky(spd).block_until_ready(),
+            "jax_linalg_solve": lambda: solve(a, b).block_until_ready(),
+            "jax_linalg_eigh": lambda: jax.block_until_ready(eigh(sym)),
+            "jax_linalg_svd": lambda: jax.block_until_ready(svd(a))}
+
+
+def fft():
+    """benches/fft.rs: the FFT of 2^20 complex64 points; rfft of 1024 rows of 1024 f32."""
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(0), 3)
+    n = 1 << 20
+    z = jax.lax.complex(jax.random.normal(k1, (n,)), jax.random.normal(k2, (n,)))
+    x = jax.random.normal(k3, (1024, 1024))
+    fft1, rfft = jax.jit(jnp.fft.fft), jax.jit(jnp.fft.rfft)
+    return {"jax_fft_1m": lambda: fft1(z).block_until_ready(),
+            "jax_rfft_batch": lambda: rfft(x).block_until_ready()}
+
+
 def w8_child():
     # W8's child process: one jit(grad) step of the W3 MLP and a number out. The rjax bench
     # times this whole process, from spawn (so the JAX import counts) to exit.
@@ -193,4 +219,5 @@ if sys.argv[1] == "w8_child":
     w8_child()
 else:
     serve({"w1": w1, "w2": w2, "w3w5": w3w5, "w4": w4, "w6": w6, "w7": w7, "random": random,
-           "scan": scan, "conv": conv, "reduce": reduce}[sys.argv[1]]())
+           "scan": scan, "conv": conv, "reduce": reduce, "linalg": linalg,
+           "fft": fft}[sys.argv[1]]())

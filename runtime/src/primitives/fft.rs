@@ -12,8 +12,11 @@
 //! `conj(mask rfft(ct)) / N`, where `mask` is 1 at the frequencies that appear once in the
 //! full spectrum (0, and `n / 2` for even `n`) and 2 at the others.
 
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
 use num_complex::Complex;
-use realfft::RealFftPlanner;
+use rayon::prelude::*;
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use rustfft::{FftDirection, FftNum, FftPlanner};
 
 use super::{bind1, expect_arity, Aval, Primitive};
@@ -213,7 +216,7 @@ impl Fft {
 
 /// A complex-input transform (`FFT`, `IFFT` or `IRFFT`) of `v` (of `shape`) over its last
 /// `lengths.len()` axes.
-fn complex_input<F: FftNum + Element>(
+fn complex_input<F: Float + Element>(
     fft_type: FftType,
     v: &[Complex<F>],
     shape: &[usize],
@@ -251,49 +254,136 @@ where
 /// Divides every element by `points`.
 fn scale_by_points<F: FftNum>(data: &mut [Complex<F>], points: usize) {
     let s = F::one() / F::from_usize(points).expect("a count fits a float");
-    for z in data {
-        *z = *z * s;
+    data.par_iter_mut().for_each(|z| *z = *z * s);
+}
+
+/// The element types the transforms run in (`f32` and `f64`), each with the process's
+/// planners.
+trait Float: FftNum {
+    /// Planning a length (choosing its algorithm, computing its twiddle factors) costs about
+    /// as much as one transform of that length, so the planners live as long as the process
+    /// and keep every plan they made for the transforms that follow.
+    fn planners() -> &'static Planners<Self>;
+}
+
+/// One complex and one real planner.
+struct Planners<F: FftNum> {
+    complex: Mutex<FftPlanner<F>>,
+    real: Mutex<RealFftPlanner<F>>,
+}
+
+impl<F: FftNum> Planners<F> {
+    fn new() -> Self {
+        Planners { complex: Mutex::new(FftPlanner::new()), real: Mutex::new(RealFftPlanner::new()) }
     }
 }
 
+impl Float for f32 {
+    fn planners() -> &'static Planners<f32> {
+        static PLANNERS: LazyLock<Planners<f32>> = LazyLock::new(Planners::new);
+        &PLANNERS
+    }
+}
+
+impl Float for f64 {
+    fn planners() -> &'static Planners<f64> {
+        static PLANNERS: LazyLock<Planners<f64>> = LazyLock::new(Planners::new);
+        &PLANNERS
+    }
+}
+
+/// The complex transform of `n` points in direction `dir`.
+fn complex_plan<F: Float>(n: usize, dir: FftDirection) -> Arc<dyn rustfft::Fft<F>> {
+    // A panic while planning leaves the planner's caches as they were: safe to use.
+    let mut planner = F::planners().complex.lock().unwrap_or_else(PoisonError::into_inner);
+    planner.plan_fft(n, dir)
+}
+
+/// The real-to-complex transform of `n` points.
+fn real_forward_plan<F: Float>(n: usize) -> Arc<dyn RealToComplex<F>> {
+    F::planners().real.lock().unwrap_or_else(PoisonError::into_inner).plan_fft_forward(n)
+}
+
+/// The complex-to-real transform of `n` points.
+fn real_inverse_plan<F: Float>(n: usize) -> Arc<dyn ComplexToReal<F>> {
+    F::planners().real.lock().unwrap_or_else(PoisonError::into_inner).plan_fft_inverse(n)
+}
+
+/// How many lines of `n` points one parallel task transforms: about 32K points, enough to
+/// outweigh handing the task to a thread.
+fn lines_per_task(n: usize) -> usize {
+    (1usize << 15).div_ceil(n.max(1))
+}
+
+/// `len` complex zeros, in a fallibly allocated buffer.
+#[track_caller]
+fn zeros<F: FftNum>(len: usize) -> Vec<Complex<F>> {
+    alloc::filled(len, Complex::new(F::zero(), F::zero()))
+}
+
+/// The unnormalized 1-d transforms of the consecutive lines of `n` points in `data`, in
+/// place, spread over the threads.
+fn lines<F: Float>(data: &mut [Complex<F>], n: usize, dir: FftDirection) {
+    let plan = complex_plan::<F>(n, dir);
+    let scratch = plan.get_inplace_scratch_len();
+    data.par_chunks_mut(n * lines_per_task(n)).for_each_init(
+        || zeros(scratch),
+        |scratch, chunk| plan.process_with_scratch(chunk, scratch),
+    );
+}
+
+/// `dst` (`cols x rows`, row-major) becomes the transpose of `src` (`rows x cols`).
+fn transpose<T: Copy + Send + Sync>(src: &[T], dst: &mut [T], rows: usize, cols: usize) {
+    dst.par_chunks_mut(rows).enumerate().for_each(|(c, line)| {
+        for (r, d) in line.iter_mut().enumerate() {
+            *d = src[r * cols + c];
+        }
+    });
+}
+
 /// The unnormalized 1-d transform of every line of `data` (of `shape`) along `axis`, in place.
-fn along<F: FftNum>(data: &mut [Complex<F>], shape: &[usize], axis: usize, dir: FftDirection) {
+fn along<F: Float>(data: &mut [Complex<F>], shape: &[usize], axis: usize, dir: FftDirection) {
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     if data.is_empty() || n == 0 {
         return;
     }
-    let plan = FftPlanner::new().plan_fft(n, dir);
-    let zero = Complex::new(F::zero(), F::zero());
-    let mut scratch = alloc::filled(plan.get_inplace_scratch_len(), zero);
-    let mut line = alloc::filled(n, Complex::new(F::zero(), F::zero()));
-    for block in data.chunks_exact_mut(n * inner) {
-        for i in 0..inner {
-            for (j, z) in line.iter_mut().enumerate() {
-                *z = block[j * inner + i];
-            }
-            plan.process_with_scratch(&mut line, &mut scratch);
-            for (j, z) in line.iter().enumerate() {
-                block[j * inner + i] = *z;
-            }
-        }
+    if inner == 1 {
+        return lines(data, n, dir);
+    }
+    // The lines along an inner axis are strided: each block `[n, inner]` is transposed so
+    // that they are consecutive, transformed, and transposed back.
+    let mut lined = zeros(data.len());
+    for (block, out) in data.chunks_exact(n * inner).zip(lined.chunks_exact_mut(n * inner)) {
+        transpose(block, out, n, inner);
+    }
+    lines(&mut lined, n, dir);
+    for (block, out) in lined.chunks_exact(n * inner).zip(data.chunks_exact_mut(n * inner)) {
+        transpose(block, out, inner, n);
     }
 }
 
 /// `RFFT` of the real `v` (of `shape`) over its last `k` axes.
-fn rfft<F: FftNum>(v: &[F], shape: &[usize], k: usize) -> Vec<Complex<F>> {
+fn rfft<F: Float>(v: &[F], shape: &[usize], k: usize) -> Vec<Complex<F>> {
     let rank = shape.len();
     let n = shape[rank - 1];
     let m = n / 2 + 1;
     let rows = v.len() / n.max(1);
-    let mut out = alloc::filled(rows * m, Complex::new(F::zero(), F::zero()));
+    let mut out = zeros(rows * m);
     if !v.is_empty() {
-        let plan = RealFftPlanner::<F>::new().plan_fft_forward(n);
-        let mut input = plan.make_input_vec();
-        for (row, spectrum) in v.chunks_exact(n).zip(out.chunks_exact_mut(m)) {
-            input.copy_from_slice(row);
-            plan.process(&mut input, spectrum).expect("buffers of the planned lengths");
-        }
+        let plan = real_forward_plan::<F>(n);
+        let per_task = lines_per_task(n);
+        v.par_chunks(n * per_task).zip(out.par_chunks_mut(m * per_task)).for_each_init(
+            || (alloc::filled(n, F::zero()), zeros(plan.get_scratch_len())),
+            |(input, scratch), (signals, spectra)| {
+                for (row, spectrum) in signals.chunks_exact(n).zip(spectra.chunks_exact_mut(m)) {
+                    // The transform uses its input as scratch space: `v` stays unchanged.
+                    input.copy_from_slice(row);
+                    plan.process_with_scratch(input, spectrum, scratch)
+                        .expect("buffers of the planned lengths");
+                }
+            },
+        );
     }
     let mut half = shape.to_vec();
     half[rank - 1] = m;
@@ -306,7 +396,7 @@ fn rfft<F: FftNum>(v: &[F], shape: &[usize], k: usize) -> Vec<Complex<F>> {
 /// The unnormalized complex-to-real transform of the last axis of `data` (of `shape`, whose
 /// last axis is `n / 2 + 1` long for `n = lengths[-1]`), divided by the points of all the
 /// transformed axes (`prod(lengths)`).
-fn irfft_last<F: FftNum>(mut data: Vec<Complex<F>>, shape: &[usize], lengths: &[usize]) -> Vec<F> {
+fn irfft_last<F: Float>(mut data: Vec<Complex<F>>, shape: &[usize], lengths: &[usize]) -> Vec<F> {
     let m = shape[shape.len() - 1];
     let n = lengths[lengths.len() - 1];
     let rows = data.len() / m;
@@ -314,20 +404,27 @@ fn irfft_last<F: FftNum>(mut data: Vec<Complex<F>>, shape: &[usize], lengths: &[
     if out.is_empty() {
         return out;
     }
-    let plan = RealFftPlanner::<F>::new().plan_fft_inverse(n);
+    let plan = real_inverse_plan::<F>(n);
     let points: usize = lengths.iter().product();
     let s = F::one() / F::from_usize(points).expect("a count fits a float");
-    for (spectrum, row) in data.chunks_exact_mut(m).zip(out.chunks_exact_mut(n)) {
-        // A real signal's spectrum is real at 0 (and at n / 2 for even n): the imaginary
-        // parts there do not contribute, as in XLA.
-        spectrum[0].im = F::zero();
-        if n.is_multiple_of(2) {
-            spectrum[m - 1].im = F::zero();
-        }
-        plan.process(spectrum, row).expect("buffers of the planned lengths, real end points");
-        for x in row.iter_mut() {
-            *x = *x * s;
-        }
-    }
+    let per_task = lines_per_task(n);
+    data.par_chunks_mut(m * per_task).zip(out.par_chunks_mut(n * per_task)).for_each_init(
+        || zeros(plan.get_scratch_len()),
+        |scratch, (spectra, signals)| {
+            for (spectrum, row) in spectra.chunks_exact_mut(m).zip(signals.chunks_exact_mut(n)) {
+                // A real signal's spectrum is real at 0 (and at n / 2 for even n): the
+                // imaginary parts there do not contribute, as in XLA.
+                spectrum[0].im = F::zero();
+                if n.is_multiple_of(2) {
+                    spectrum[m - 1].im = F::zero();
+                }
+                plan.process_with_scratch(spectrum, row, scratch)
+                    .expect("buffers of the planned lengths, real end points");
+                for x in row.iter_mut() {
+                    *x = *x * s;
+                }
+            }
+        },
+    );
     out
 }

@@ -48,8 +48,9 @@ pub(crate) fn square_matrices(op: &str, a: &Array) -> Array {
 /// (`[..., n, n]`), with `L L^T = A` (`jnp.linalg.cholesky`). `a` is symmetrized first
 /// (`(A + A^T) / 2`), as JAX does, so gradients flow to both triangles.
 ///
-/// A matrix that is not positive definite gives a factor of NaNs (as JAX's); non-square
-/// matrices panic.
+/// A matrix that is not positive definite (a pivot that is not positive) is no error: its
+/// factor holds NaNs in the whole lower triangle and zeros above it, as JAX's does (the other
+/// matrices of a stack are factored as usual). Non-square matrices panic, naming the shape.
 ///
 /// ```
 /// use rjax_runtime::jnp;

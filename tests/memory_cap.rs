@@ -157,6 +157,34 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "pad, concatenate, scatter-add and select",
+            result_bytes: 32 * M,
+            run: || {
+                let x = values(&[2048, 4096]);
+                let rows = Array::from_shape_vec([3], vec![5i32, 9, 5]);
+                Box::new(move || {
+                    let padded = jnp::pad(&x, 8usize, 0.0);
+                    let joined = jnp::concatenate(&[&x, &x], 1);
+                    let added = x.at(s![rows.clone()]).add(1.0);
+                    let chosen = jnp::where_(jnp::greater(&x, 0.0), &x, 0.0);
+                    vec![padded, joined, added, chosen, x.astype(DType::F64)]
+                })
+            },
+        },
+        Case {
+            name: "top_k and searchsorted",
+            result_bytes: 16 * M,
+            run: || {
+                let x = values(&[64, 65536]);
+                let sorted = values(&[4 * M]).sort();
+                let queries = values(&[4 * M]);
+                Box::new(move || {
+                    let (top, at) = lax::top_k(&x, 16);
+                    vec![top, at, jnp::searchsorted(&sorted, &queries)]
+                })
+            },
+        },
+        Case {
             name: "linear algebra",
             result_bytes: 4 * M,
             run: || {

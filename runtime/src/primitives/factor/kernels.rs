@@ -28,16 +28,15 @@ fn inner_par(count: usize) -> Par {
 /// `f` of each of the `count` row-major `m x n` matrices in `x`, in order.
 ///
 /// faer allocates its factors and workspace itself, aborting when it cannot; so before each
-/// matrix, the memory they take (a few matrices of the larger side's square) is checked to be
-/// available, which turns a shortfall into the usual out-of-memory panic.
+/// matrix, the memory they take ([`faer_workspace`]) is checked to be available, which turns
+/// a shortfall into the usual out-of-memory panic.
 fn each<T: Real, R: Send>(
     x: &[T],
     count: usize,
     (m, n): (usize, usize),
     f: impl Fn(MatRef<'_, T>) -> R + Sync,
 ) -> Vec<R> {
-    let side = m.max(n);
-    let workspace = side.saturating_mul(side).saturating_mul(8 * std::mem::size_of::<T>());
+    let workspace = faer_workspace::<T>(m.max(n));
     let one = |i: usize| {
         alloc::ensure_available(workspace);
         f(MatRef::from_row_major_slice(&x[i * m * n..(i + 1) * m * n], m, n))
@@ -47,6 +46,16 @@ fn each<T: Real, R: Send>(
     } else {
         (0..count).map(one).collect()
     }
+}
+
+/// At most what faer allocates for itself while factoring a matrix whose larger side is
+/// `side`: its factors and workspace, a few matrices of `side x side`, and for the products
+/// inside, packing buffers the size of the L3 cache on each thread.
+fn faer_workspace<T>(side: usize) -> usize {
+    let matrices = side.saturating_mul(side).saturating_mul(8 * std::mem::size_of::<T>());
+    let l3 = gemm_common::cache::CACHE_INFO[2].cache_bytes.max(32 << 20);
+    let packing = l3.saturating_mul(rayon::current_num_threads() + 1);
+    matrices.saturating_add(packing)
 }
 
 /// Appends `a`'s elements in row-major order.
@@ -272,7 +281,7 @@ pub(super) fn triangular_solve<T: Real>(
 ) -> Vec<T> {
     let par = inner_par(count);
     let one = |i: usize| {
-        alloc::ensure_available((m * n).saturating_mul(std::mem::size_of::<T>()));
+        alloc::ensure_available(faer_workspace::<T>(m.max(n)));
         let mut a = MatRef::from_row_major_slice(&a[i * m * m..(i + 1) * m * m], m, m);
         let mut x = Mat::from_fn(m, n, |r, c| b[i * m * n + r * n + c]);
         let mut lower = t.lower;

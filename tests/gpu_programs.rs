@@ -363,18 +363,71 @@ fn fused_wgsl_snapshot() {
             },
         ],
         outputs: vec![GroupValue::Op(1), GroupValue::Op(2)],
+        reduction: None,
     };
     let wgsl =
         rjax::backend::fused_wgsl(&group, &[(DType::F32, &[4, 3]), (DType::F32, &[3])], &[4, 3]);
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gpu_fused_tanh.wgsl");
+    snapshot("gpu_fused_tanh.wgsl", &wgsl);
+}
+
+/// Checks `wgsl` against `tests/data/{name}` (written instead with `RJAX_UPDATE_SNAPSHOTS=1`).
+fn snapshot(name: &str, wgsl: &str) {
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
     if std::env::var("RJAX_UPDATE_SNAPSHOTS").as_deref() == Ok("1") {
-        std::fs::write(path, &wgsl).unwrap();
+        std::fs::write(&path, wgsl).unwrap();
     }
-    let want = std::fs::read_to_string(path).unwrap_or_default();
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
     assert_eq!(
         wgsl, want,
         "the generated shader changed; rerun with RJAX_UPDATE_SNAPSHOTS=1 to accept it"
     );
+}
+
+#[test]
+fn fused_reduction_wgsl_snapshots() {
+    use rjax::backend::{ElementwiseGroup, ElementwiseOp, GroupOp, GroupReduction, GroupValue};
+    use rjax::primitives::{BinaryOp, ReduceOp, UnaryOp};
+    let op = |op, args: &[GroupValue], dtype| GroupOp { op, args: args.to_vec(), dtype };
+    // sum(exp(x) * y, axis=1) over [4, 300]: a workgroup tree per row.
+    let sum_exp = ElementwiseGroup {
+        ops: vec![
+            op(ElementwiseOp::Unary(UnaryOp::Exp), &[GroupValue::Operand(0)], DType::F32),
+            op(
+                ElementwiseOp::Binary(BinaryOp::Mul),
+                &[GroupValue::Op(0), GroupValue::Operand(1)],
+                DType::F32,
+            ),
+        ],
+        outputs: vec![],
+        reduction: Some(GroupReduction {
+            op: ReduceOp::Sum,
+            axes: vec![1],
+            input: GroupValue::Op(1),
+            shape: vec![4, 300],
+        }),
+    };
+    let shape = [4, 300];
+    let wgsl =
+        rjax::backend::fused_wgsl(&sum_exp, &[(DType::F32, &shape), (DType::F32, &shape)], &shape);
+    snapshot("gpu_fused_sum_exp.wgsl", &wgsl);
+    // max(x - row, axis=0) over [5, 3], also writing x - row: one loop per column.
+    let max_cols = ElementwiseGroup {
+        ops: vec![op(
+            ElementwiseOp::Binary(BinaryOp::Sub),
+            &[GroupValue::Operand(0), GroupValue::Operand(1)],
+            DType::F32,
+        )],
+        outputs: vec![GroupValue::Op(0)],
+        reduction: Some(GroupReduction {
+            op: ReduceOp::Max,
+            axes: vec![0],
+            input: GroupValue::Op(0),
+            shape: vec![5, 3],
+        }),
+    };
+    let wgsl =
+        rjax::backend::fused_wgsl(&max_cols, &[(DType::F32, &[5, 3]), (DType::F32, &[3])], &[5, 3]);
+    snapshot("gpu_fused_max_columns.wgsl", &wgsl);
 }
 
 #[test]
@@ -435,4 +488,57 @@ fn uniform_bounds_on_a_gpu_draw_there() {
     for (w, g) in want.iter().zip(got.to_vec::<f32>().unwrap()) {
         assert!((w - g).abs() <= 1e-6 * w.abs().max(1.0), "cpu {w}, gpu {g}");
     }
+}
+
+#[jit]
+fn layer_and_norms(w: &Array, x: &Array, b: &Array) -> (Array, Array) {
+    let h = (jnp::matmul(x, w) + b).tanh();
+    let norms = jnp::sum_axes(&(&h * &h), 1, false).sqrt();
+    (h.transpose(None), norms)
+}
+
+#[jit]
+fn doubled_five_times(x: &Array, i: &Array) -> Array {
+    let (v, _) = lax::while_loop(
+        |c: &(Array, Array)| c.1.lt(5),
+        |c: (Array, Array)| (&c.0 * 2.0, &c.1 + 1),
+        (x * 3.0, i.clone()),
+    );
+    v + 1.0
+}
+
+#[test]
+fn a_jit_call_is_one_submission_and_makes_no_buffers_once_warm() {
+    use rjax::device::{memory_stats, submissions};
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(23);
+    let args = [
+        rng.array(DType::F32, &[8, 5]),
+        rng.array(DType::F32, &[16, 8]),
+        rng.array(DType::F32, &[5]),
+    ];
+    assert_matches_cpu("layer and norms", gpu, &args, 1e-5, |a| {
+        let (h, n) = layer_and_norms(&a[0], &a[1], &a[2]);
+        vec![h, n]
+    });
+    let placed: Vec<Array> = args.iter().map(|a| device_put(a, gpu)).collect();
+    let call = || layer_and_norms(&placed[0], &placed[1], &placed[2]);
+    // The first calls compile the kernels and fill the allocator's cache.
+    drop(call());
+    drop(call());
+    let (before, stats) = (submissions(gpu).unwrap(), memory_stats(gpu).unwrap());
+    let outputs = call();
+    assert_eq!(submissions(gpu).unwrap() - before, 1, "a call's steps are one submission");
+    let created = memory_stats(gpu).unwrap().buffers_created - stats.buffers_created;
+    assert_eq!(created, 0, "a warm call takes every buffer from the cache");
+    drop(outputs);
+
+    // Control flow reads its predicate back: one submission per read (the work before
+    // it included), and one for the work after the loop.
+    let (x, i) = (device_put(&jnp::arange(4.0), gpu), device_put(&Array::from(0i32), gpu));
+    drop(doubled_five_times(&x, &i));
+    let before = submissions(gpu).unwrap();
+    let v = doubled_five_times(&x, &i);
+    assert_eq!(submissions(gpu).unwrap() - before, 6 + 1);
+    assert_eq!(v.to_vec::<f32>().unwrap(), vec![1.0, 97.0, 193.0, 289.0]);
 }

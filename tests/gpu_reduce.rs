@@ -383,3 +383,116 @@ fn a_reduction_of_an_unsupported_dtype_says_so() {
     let message = panic_of(|| bind1(&Reduce { op: ReduceOp::Sum, axes: vec![0] }, &[&x]));
     assert!(message.contains("reduce_sum") && message.contains("float64"), "{message}");
 }
+
+// Groups of `#[jit]` closed by a reduction: on the GPU each runs as one kernel that folds
+// the group's values as it computes them (see `DevicePlan`), in the order of the reduction
+// on its own.
+#[jit]
+fn sum_of_exp_times(x: &Array, y: &Array, axis: usize) -> Array {
+    jnp::sum_axes(&(x.exp() * y), axis, false)
+}
+
+#[jit]
+fn max_and_values(x: &Array, axis: usize) -> (Array, Array) {
+    let e = ((x - 0.5).tanh() * 2.0).exp();
+    (jnp::max_axes(&e, axis, true), e)
+}
+
+#[jit]
+fn integer_folds(i: &Array, j: &Array) -> (Array, Array) {
+    let v = i * 3 + j;
+    (jnp::sum_axes(&v, 0, false), jnp::prod_axes(&(&v - j), 0, false))
+}
+
+#[jit]
+fn any_above(x: &Array, axis: usize) -> Array {
+    jnp::any_axes(&x.gt(0.25), axis, false)
+}
+
+/// The fused reductions' cases: shapes and the axis folded, with empty and length-1 axes,
+/// folds along the last axis, the first and one between, short (one loop per output) and
+/// long (a workgroup tree per output).
+const FUSED_CASES: [(&[usize], usize); 11] = [
+    (&[0, 5], 1),
+    (&[5, 0], 1),
+    (&[5, 0], 0),
+    (&[1, 1], 0),
+    (&[1, 7], 1),
+    (&[7, 1], 1),
+    (&[3, 300], 1),
+    (&[300, 3], 0),
+    (&[4, 5, 6], 1),
+    (&[2, 600, 3], 1),
+    (&[5, 3, 2], 0),
+];
+
+/// The bits of a float array.
+fn bits(a: &Array) -> Vec<u32> {
+    a.to_vec::<f32>().unwrap().iter().map(|v| v.to_bits()).collect()
+}
+
+#[test]
+fn fused_reductions_match_the_cpu_and_the_unfused_ops() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(0x5eed_0008);
+    for (shape, axis) in FUSED_CASES {
+        let x = data(&mut rng, DType::F32, shape, false, false);
+        let y = data(&mut rng, DType::F32, shape, false, false);
+        let what = format!("{shape:?} over axis {axis}");
+        let args = [x, y];
+        // A max over no elements has no value.
+        let has_max = shape[axis] > 0;
+        assert_matches_cpu(&what, gpu, &args, FLOAT_SUM, |a| {
+            let mut out = vec![sum_of_exp_times(&a[0], &a[1], axis), any_above(&a[1], axis)];
+            if has_max {
+                let (m, e) = max_and_values(&a[0], axis);
+                out.extend([m, e]);
+            }
+            out
+        });
+        // The fused kernel folds the same values in the same order as the ops one by one.
+        let (x, y) = (device_put(&args[0], gpu), device_put(&args[1], gpu));
+        let fused = sum_of_exp_times(&x, &y, axis);
+        let unfused = jnp::sum_axes(&(x.exp() * &y), axis, false);
+        assert_eq!(bits(&fused), bits(&unfused), "{what}");
+        if has_max {
+            let (m, e) = max_and_values(&x, axis);
+            let e1 = ((&x - 0.5).tanh() * 2.0).exp();
+            assert_eq!(bits(&e), bits(&e1), "{what}");
+            assert_eq!(bits(&m), bits(&jnp::max_axes(&e1, axis, true)), "{what}");
+        }
+        // And gives the same bits every run.
+        assert_eq!(bits(&sum_of_exp_times(&x, &y, axis)), bits(&fused), "{what}");
+    }
+}
+
+#[test]
+fn fused_integer_reductions_match_the_cpu_bit_for_bit() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    let mut rng = Rng(0x5eed_0009);
+    for shape in [&[0, 4][..], &[1, 1], &[9, 4], &[700, 3], &[3, 400, 2]] {
+        let i = rng.array(DType::I32, shape);
+        let j = rng.array(DType::I32, shape);
+        assert_matches_cpu(&format!("{shape:?}"), gpu, &[i, j], 0.0, |a| {
+            let (s, m) = integer_folds(&a[0], &a[1]);
+            vec![s, m]
+        });
+    }
+}
+
+#[test]
+fn reductions_of_arrays_larger_than_one_binding() {
+    let Some((gpu, _lock)) = gpu() else { return };
+    // 300 MB of f32, more than lavapipe's 128 MiB per binding: the kernels bind it in
+    // chunks. Small integers keep every sum exact in f32, so any order gives the same bits.
+    let rows = 25_000_000;
+    let values: Vec<f32> = (0..rows * 3).map(|i| ((i * 7) % 5) as f32).collect();
+    let host = Array::from_shape_vec([rows, 3], values);
+    let x = device_put(&host, gpu);
+    let want = jnp::sum_axes(&host, 1, false).to_vec::<f32>().unwrap();
+    assert!(jnp::sum_axes(&x, 1, false).to_vec::<f32>().unwrap() == want, "sum of rows");
+    let columns = jnp::max_axes(&x, 0, false);
+    assert_eq!(columns.to_vec::<f32>().unwrap(), vec![4.0, 4.0, 4.0]);
+    let want = jnp::argmax_axis(&host, 1, false).to_vec::<i32>().unwrap();
+    assert!(jnp::argmax_axis(&x, 1, false).to_vec::<i32>().unwrap() == want, "argmax of rows");
+}

@@ -33,7 +33,10 @@ use crate::dtype::DType;
 use crate::error::Error;
 use crate::primitives::{Aval, BinaryOp, UnaryOp};
 
-pub use ops::{ConvWindows, CopyRegion, DeviceOp, ElementwiseGroup, GroupOp, GroupValue, Strided};
+pub use ops::{
+    ConvWindows, CopyRegion, DeviceOp, ElementwiseGroup, GroupOp, GroupReduction, GroupValue,
+    Strided,
+};
 
 /// The elementwise operations a backend runs, one kernel each: what a primitive is, as far as
 /// a device is concerned (see [`DeviceOp::Elementwise`]).
@@ -123,6 +126,37 @@ pub(crate) trait Backend: Send + Sync {
     fn memory_stats(&self) -> MemoryStats;
     /// Returns once the work submitted so far has finished.
     fn synchronize(&self) -> Result<(), Error>;
+    /// Opens a batch: until it is closed, work is recorded for one submission to the
+    /// device, made when the batch closes or when a value must be read back before (a
+    /// loop's predicate). Batches nest; the outermost one submits.
+    fn begin_batch(&self);
+    /// Closes the batch [`begin_batch`](Backend::begin_batch) opened.
+    fn end_batch(&self);
+    /// How many submissions the device has been given (for tests).
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    fn submissions(&self) -> u64;
+}
+
+/// A batch of `device`'s work (see [`Backend::begin_batch`]), closed when dropped; nothing
+/// on the host.
+pub(crate) struct Batch(Option<&'static dyn Backend>);
+
+impl Batch {
+    pub(crate) fn begin(device: Device) -> Batch {
+        let backend = if device.is_host() { None } else { backend(device).ok() };
+        if let Some(b) = backend {
+            b.begin_batch();
+        }
+        Batch(backend)
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if let Some(b) = self.0 {
+            b.end_batch();
+        }
+    }
 }
 
 /// The backend running `device`, opened on first use.
@@ -179,6 +213,17 @@ pub(crate) fn memory_stats(device: Device) -> Option<MemoryStats> {
     }
 }
 
+/// How many submissions an opened GPU has been given (see [`crate::device::submissions`]).
+pub(crate) fn submissions(device: Device) -> Option<u64> {
+    match device {
+        Device::Cpu(_) => None,
+        #[cfg(feature = "gpu")]
+        Device::Gpu(id) => wgpu::opened(id).map(|b| b.submissions()),
+        #[cfg(not(feature = "gpu"))]
+        Device::Gpu(_) => None,
+    }
+}
+
 pub(crate) use dispatch::place;
 
 /// `names` and every function they call (as `deps` lists them), each after the functions it
@@ -225,7 +270,8 @@ pub fn elementwise_wgsl(
 }
 
 /// The WGSL compute shader the GPU backend runs for a fused group of `#[jit]` (see
-/// [`ElementwiseGroup`]) over operands of these dtypes and shapes, broadcast to `shape`.
+/// [`ElementwiseGroup`]) over operands of these dtypes and shapes, broadcast to `shape` (the
+/// group's shape, which is its reduction's `shape` when it ends in one).
 ///
 /// # Panics
 /// When an operand does not broadcast to `shape` or a dtype has no GPU kernel.

@@ -106,11 +106,25 @@ pub struct GroupOp {
 
 /// Elementwise operations over one output shape run as one kernel (a fused group of a
 /// `#[jit]` plan): the operands broadcast to that shape, the operations run in order on each
-/// element, and each of `outputs` is written to a new buffer of that shape.
+/// element, and each of `outputs` is written to a new buffer of that shape. A group may end
+/// in a `reduction` of one of its values, whose result is one more output, after `outputs`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ElementwiseGroup {
     pub ops: Vec<GroupOp>,
     pub outputs: Vec<GroupValue>,
+    pub reduction: Option<GroupReduction>,
+}
+
+/// The reduction that closes an [`ElementwiseGroup`]: `op` folds `axes` of the value `input`
+/// (which has the group's shape) away, in the fixed order of [`DeviceOp::Reduce`], so the
+/// group's values are computed as the fold reads them and never stored.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GroupReduction {
+    pub op: ReduceOp,
+    pub axes: Vec<usize>,
+    pub input: GroupValue,
+    /// The group's shape: the input's, which the operands broadcast to.
+    pub shape: Vec<usize>,
 }
 
 /// One operation of the device vocabulary.

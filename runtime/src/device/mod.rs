@@ -236,3 +236,11 @@ pub struct MemoryStats {
 pub fn memory_stats(device: Device) -> Option<MemoryStats> {
     crate::backend::memory_stats(device)
 }
+
+/// How many command submissions an opened GPU has been given: a `#[jit]` call makes one,
+/// and one more for each value its control flow reads back. For tests; `None` as for
+/// [`memory_stats`].
+#[doc(hidden)]
+pub fn submissions(device: Device) -> Option<u64> {
+    crate::backend::submissions(device)
+}

@@ -2,7 +2,8 @@
 //! into maximal runs of elementwise equations over one shape, each run launched as one
 //! generated kernel (a [`crate::backend::ElementwiseGroup`]), and the other equations are
 //! bound one at a time, each running where its operands are (products, reductions, shape
-//! operations, control flow).
+//! operations, control flow). A reduction of a value a run computes closes the run, as it
+//! closes a fused group on the host: the kernel folds the run's values as it computes them.
 //!
 //! A run whose kernel would bind more buffers than every adapter allows is split in two
 //! until each part fits; a run over more elements than one binding safely holds runs its
@@ -13,9 +14,12 @@ use std::ops::Range;
 
 use crate::array::Array;
 use crate::backend::dispatch::run_group;
-use crate::backend::{DeviceOp, ElementwiseGroup, ElementwiseOp, GroupOp, GroupValue};
+use crate::backend::Batch;
+use crate::backend::{
+    DeviceOp, ElementwiseGroup, ElementwiseOp, GroupOp, GroupReduction, GroupValue,
+};
 use crate::ir::{Atom, Program, Var};
-use crate::primitives::{bind_at, Aval};
+use crate::primitives::{bind_at, Aval, ReduceOp};
 
 /// Storage buffers one fused kernel binds at most: wgpu's guaranteed minimum per shader
 /// stage (8), less the parameter buffer.
@@ -48,6 +52,10 @@ impl DevicePlan {
         let mut steps = Vec::new();
         let mut run: Option<(Range<usize>, Vec<usize>)> = None;
         for (e, eqn) in program.equations.iter().enumerate() {
+            if let Some((range, _)) = run.take_if(|(range, _)| closes(&program, range, e)) {
+                split_into(&program, &last_use, range.start..e + 1, &mut steps);
+                continue;
+            }
             let shape = fusable(&program, e).then(|| program.aval(eqn.outputs[0]).shape.clone());
             match (&mut run, shape) {
                 (Some((range, run_shape)), Some(shape)) if *run_shape == shape => range.end = e + 1,
@@ -74,8 +82,10 @@ impl DevicePlan {
         self.steps.iter().filter(|s| matches!(s, Step::Group { .. })).count()
     }
 
-    /// Runs the plan on `args`.
+    /// Runs the plan on `args`, its device work recorded into one submission.
     pub(crate) fn run(&self, args: &[Array]) -> Vec<Array> {
+        let device = args.iter().map(Array::device).find(|d| !d.is_host());
+        let _one_submission = device.map(Batch::begin);
         let program = &self.program;
         let mut env: Vec<Option<Array>> = vec![None; program.avals.len()];
         for (var, arg) in program.inputs.iter().zip(args) {
@@ -132,6 +142,27 @@ fn elementwise_op(program: &Program, e: usize) -> Option<ElementwiseOp> {
     Some(op)
 }
 
+/// The fold equation `e` is, if it can close a fused group.
+fn reduction_op(program: &Program, e: usize) -> Option<(ReduceOp, Vec<usize>)> {
+    let eqn = &program.equations[e];
+    if eqn.outputs.len() != 1 || eqn.prim.has_effect() {
+        return None;
+    }
+    let avals: Vec<Aval> = eqn.inputs.iter().map(|a| atom_aval(program, a)).collect();
+    match eqn.prim.device_op(&avals)? {
+        DeviceOp::Reduce { op, axes } => Some((op, axes)),
+        _ => None,
+    }
+}
+
+/// Whether equation `e` is a reduction of a value the run `range` computes, which then
+/// closes the run: the group's kernel folds its values as it computes them.
+fn closes(program: &Program, range: &Range<usize>, e: usize) -> bool {
+    let Some(Atom::Var(v)) = program.equations[e].inputs.first() else { return false };
+    let defined = program.equations[range.clone()].iter().any(|q| q.outputs.contains(v));
+    defined && reduction_op(program, e).is_some()
+}
+
 fn fusable(program: &Program, e: usize) -> bool {
     let out = program.aval(program.equations[e].outputs[0]);
     let size: usize = out.shape.iter().product();
@@ -166,6 +197,11 @@ fn last_uses(program: &Program) -> Vec<usize> {
 /// Appends the steps of the run `range`: one group, or two halves (recursively) when one
 /// kernel would bind too many buffers.
 fn split_into(program: &Program, last_use: &[usize], range: Range<usize>, steps: &mut Vec<Step>) {
+    if range.len() == 1 && elementwise_op(program, range.start).is_none() {
+        // A closing reduction split off from its group.
+        steps.push(Step::Equation(range.start));
+        return;
+    }
     let step = group(program, last_use, range.clone());
     let Step::Group { inputs, outputs, .. } = &step else { unreachable!("group makes groups") };
     if outputs.is_empty() {
@@ -182,13 +218,15 @@ fn split_into(program: &Program, last_use: &[usize], range: Range<usize>, steps:
 
 /// The group of equations `range`: operands are the values they read that they do not
 /// define (each once), outputs the values they define that later equations or the program's
-/// outputs read.
+/// outputs read, then the result of the reduction that closes the range, if one does.
 fn group(program: &Program, last_use: &[usize], range: Range<usize>) -> Step {
     let mut defined: HashMap<Var, usize> = HashMap::new();
     let mut operand_of: HashMap<Var, usize> = HashMap::new();
     let mut inputs: Vec<Atom> = Vec::new();
     let mut ops = Vec::new();
-    for e in range.clone() {
+    let closing = reduction_op(program, range.end - 1);
+    let elementwise = range.start..range.end - usize::from(closing.is_some());
+    for e in elementwise {
         let eqn = &program.equations[e];
         let op = elementwise_op(program, e).expect("runs hold elementwise equations");
         let args = eqn
@@ -214,8 +252,22 @@ fn group(program: &Program, last_use: &[usize], range: Range<usize>) -> Step {
         defined.keys().copied().filter(|v| last_use[v.index()] >= range.end).collect();
     outputs.sort_by_key(|v| defined[v]);
     let values = outputs.iter().map(|v| GroupValue::Op(defined[v])).collect();
+    let reduction = closing.map(|(op, axes)| {
+        let eqn = &program.equations[range.end - 1];
+        let Atom::Var(v) = &eqn.inputs[0] else { unreachable!("`closes` reads a variable") };
+        let input = match defined.get(v) {
+            Some(&k) => GroupValue::Op(k),
+            // Its group was split, and the value comes from the part before.
+            None => GroupValue::Operand(*operand_of.entry(*v).or_insert_with(|| {
+                inputs.push(Atom::Var(*v));
+                inputs.len() - 1
+            })),
+        };
+        outputs.push(eqn.outputs[0]);
+        GroupReduction { op, axes, input, shape: program.aval(*v).shape.clone() }
+    });
     Step::Group {
-        group: ElementwiseGroup { ops, outputs: values },
+        group: ElementwiseGroup { ops, outputs: values, reduction },
         equations: range,
         inputs,
         outputs,
@@ -239,10 +291,34 @@ mod tests {
         // One run: the broadcast row joins inside the kernel.
         let plan = plan_of(|x, b| ((x * b).tanh() + 1.0).exp());
         assert_eq!(plan.groups(), 1, "{plan:?}");
-        // A reduction ends the first run; the second runs over the reduced shape.
+        // A reduction closes the first run, in its kernel; the second runs over the
+        // reduced shape.
         let plan = plan_of(|x, b| ((x + b).sin().sum_axes(0, false) * b).cos());
         assert_eq!(plan.groups(), 2, "{plan:?}");
-        assert_eq!(plan.steps.len(), 3, "{plan:?}");
+        assert_eq!(plan.steps.len(), 2, "{plan:?}");
+    }
+
+    #[test]
+    fn a_reduction_of_a_run_closes_it() {
+        let plan = plan_of(|x, b| jnp::sum_axes(&((x * b).exp() * x), 1, false));
+        assert_eq!(plan.steps.len(), 1, "{plan:?}");
+        let Step::Group { group, outputs, .. } = &plan.steps[0] else { panic!("{plan:?}") };
+        let r = group.reduction.as_ref().expect("the sum closes the group");
+        assert_eq!((r.axes.clone(), r.shape.clone()), (vec![1], vec![4, 3]));
+        assert_eq!((group.outputs.len(), outputs.len()), (0, 1));
+        // A value read after the group is one of its outputs too; a reduction of a value
+        // from outside any run stays on its own.
+        let plan = plan_of(|x, _| {
+            let e = x.exp();
+            jnp::sum_axes(&e, 0, false) + jnp::sum_axes(x, 0, false) + e.sum()
+        });
+        let Step::Group { group, .. } = &plan.steps[0] else { panic!("{plan:?}") };
+        assert_eq!(group.outputs.len(), 1, "{plan:?}");
+        assert!(plan.steps.iter().any(|s| matches!(s, Step::Equation(_))), "{plan:?}");
+        // On the host the equations run one by one, with the same result.
+        let args = vec![jnp::full([4, 3], 0.5f32), jnp::ones([3])];
+        let want = crate::ir::eval_program(&plan.program, &args);
+        assert_eq!(plan.run(&args)[0].to_vec::<f32>(), want[0].to_vec::<f32>());
     }
 
     #[test]

@@ -57,6 +57,11 @@ pub(crate) fn fused_source(
     operands: &[(DType, &[usize])],
     shape: &[usize],
 ) -> Result<String, Error> {
+    if group.reduction.is_some() {
+        return Err(refused(
+            "fused_cuda: no CUDA kernel yet for a group closed by a reduction".to_string(),
+        ));
+    }
     let layout = layout("fused_cuda", operands, shape)?;
     let inputs: Vec<(DType, &Access)> =
         operands.iter().zip(&layout.operands).map(|((d, _), a)| (*d, a)).collect();

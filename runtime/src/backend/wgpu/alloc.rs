@@ -5,6 +5,10 @@
 //! Classes are a quarter of an octave apart (at most 25% over the request) from 256 bytes
 //! up. At most [`CACHE_LIMIT`] bytes of freed buffers are kept; a creation that runs out of
 //! memory frees them all and tries once more before reporting [`Error::OutOfMemory`].
+//!
+//! While work is recorded but not yet submitted (see [`Pool::hold`]), freed buffers are held
+//! back until the submission: a buffer the recorded work reads must not be handed out again
+//! and written (queue writes take effect before the submission's commands run).
 
 use std::collections::HashMap;
 use std::ops::Deref;
@@ -44,6 +48,8 @@ pub(super) struct Pool {
     id: Device,
     max_buffer: u64,
     free: Mutex<HashMap<(Kind, u64), Vec<wgpu::Buffer>>>,
+    /// Buffers freed since recording began, while it lasts.
+    held: Mutex<Option<Vec<(Kind, wgpu::Buffer)>>>,
     created: AtomicU64,
     in_use: AtomicU64,
     cached: AtomicU64,
@@ -92,6 +98,7 @@ impl Pool {
             id,
             max_buffer,
             free: Mutex::new(HashMap::new()),
+            held: Mutex::new(None),
             created: AtomicU64::new(0),
             in_use: AtomicU64::new(0),
             cached: AtomicU64::new(0),
@@ -159,8 +166,29 @@ impl Pool {
     }
 
     fn give_back(&self, kind: Kind, buffer: wgpu::Buffer) {
+        self.in_use.fetch_sub(buffer.size(), Ordering::Relaxed);
+        if let Some(held) = self.held.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            held.push((kind, buffer));
+            return;
+        }
+        self.cache(kind, buffer);
+    }
+
+    /// Starts (`true`) or ends holding freed buffers back; either way, those held so far
+    /// become free, for the work that used them has been submitted.
+    pub(super) fn hold(&self, on: bool) {
+        let held = {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut *held, on.then(Vec::new))
+        };
+        for (kind, buffer) in held.into_iter().flatten() {
+            self.cache(kind, buffer);
+        }
+    }
+
+    /// Keeps a freed buffer for reuse, unless the cache is full.
+    fn cache(&self, kind: Kind, buffer: wgpu::Buffer) {
         let size = buffer.size();
-        self.in_use.fetch_sub(size, Ordering::Relaxed);
         if self.cached.load(Ordering::Relaxed) + size > CACHE_LIMIT {
             return;
         }

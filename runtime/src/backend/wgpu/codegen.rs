@@ -437,18 +437,62 @@ fn value_type(dtype: DType) -> &'static str {
 /// the one-operation kernels, so fused and unfused results agree bit for bit — and stores
 /// the outputs.
 pub(super) fn fused(group: &ElementwiseGroup, inputs: &[(DType, &Access)], rank: usize) -> String {
-    let nin = inputs.len();
-    let mut helpers = BTreeSet::new();
-    let mut functions = String::new();
-    let same = Access::Same;
-    let dtype_of = |v: GroupValue| match v {
+    let mut s = format!("// rjax fused kernel: {} operations\n", group.ops.len());
+    s.push_str(&group_bindings(group, inputs));
+    s.push_str(&group_functions(group, inputs, rank, &[]));
+    s.push_str(&entry_point("i"));
+    s.push_str(&group_body(group, inputs, rank));
+    s.push_str("}\n");
+    s
+}
+
+/// The dtype of a value of `group` whose operands have `inputs`' dtypes.
+pub(super) fn group_dtype(
+    group: &ElementwiseGroup,
+    inputs: &[(DType, &Access)],
+    v: GroupValue,
+) -> DType {
+    match v {
         GroupValue::Operand(i) => inputs[i].0,
         GroupValue::Op(k) => group.ops[k].dtype,
-    };
+    }
+}
+
+/// The bindings of a fused group's kernel: the parameters, then `in0, in1, ...`, then
+/// `out0, out1, ...`.
+pub(super) fn group_bindings(group: &ElementwiseGroup, inputs: &[(DType, &Access)]) -> String {
+    let nin = inputs.len();
+    let mut s = "@group(0) @binding(0) var<storage, read> params: array<u32>;\n".to_string();
+    for (i, (dtype, _)) in inputs.iter().enumerate() {
+        let ty = storage(*dtype);
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{i}: array<{ty}>;", i + 1);
+    }
+    for (j, &v) in group.outputs.iter().enumerate() {
+        let ty = storage(group_dtype(group, inputs, v));
+        let binding = nin + 1 + j;
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<{ty}>;"
+        );
+    }
+    s
+}
+
+/// The helper functions a fused group's operations call (and `extra` ones, each once),
+/// then the operations as functions `op0, op1, ...`.
+pub(super) fn group_functions(
+    group: &ElementwiseGroup,
+    inputs: &[(DType, &Access)],
+    rank: usize,
+    extra: &[&'static str],
+) -> String {
+    let mut helpers: BTreeSet<&'static str> = extra.iter().copied().collect();
+    let mut functions = String::new();
+    let same = Access::Same;
     for (k, op) in group.ops.iter().enumerate() {
         let kernel = Kernel {
             op: op.op,
-            inputs: op.args.iter().map(|&a| (dtype_of(a), &same)).collect(),
+            inputs: op.args.iter().map(|&a| (group_dtype(group, inputs, a), &same)).collect(),
             out: op.dtype,
             rank,
         };
@@ -471,42 +515,91 @@ pub(super) fn fused(group: &ElementwiseGroup, inputs: &[(DType, &Access)], rank:
             value.replace("powi(", &own)
         );
     }
-    let mut s = format!("// rjax fused kernel: {} operations\n", group.ops.len());
-    s.push_str("@group(0) @binding(0) var<storage, read> params: array<u32>;\n");
-    for (i, (dtype, _)) in inputs.iter().enumerate() {
-        let ty = storage(*dtype);
-        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{i}: array<{ty}>;", i + 1);
-    }
-    for (j, &v) in group.outputs.iter().enumerate() {
-        let ty = storage(dtype_of(v));
-        let binding = nin + 1 + j;
-        let _ = writeln!(
-            s,
-            "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<{ty}>;"
-        );
-    }
+    let mut s = String::new();
     for name in math::closure(&helpers) {
         s.push('\n');
         s.push_str(&math::source(name));
     }
     s.push_str(&functions);
-    s.push_str(&entry_point("i"));
-    s.push_str(&load_operands(inputs, rank, group.outputs.len()));
-    let name = |v: GroupValue| match v {
+    s
+}
+
+/// The WGSL name of a group's value inside [`group_body`].
+pub(super) fn group_value_name(v: GroupValue) -> String {
+    match v {
         GroupValue::Operand(i) => format!("x{i}"),
         GroupValue::Op(k) => format!("v{k}"),
-    };
+    }
+}
+
+/// The statements computing a fused group's values for element `i` of its shape (operand
+/// `x{i}`, operation `v{k}`) and storing its outputs.
+pub(super) fn group_body(
+    group: &ElementwiseGroup,
+    inputs: &[(DType, &Access)],
+    rank: usize,
+) -> String {
+    let nin = inputs.len();
+    let mut s = load_operands(inputs, rank, group.outputs.len());
     for (k, op) in group.ops.iter().enumerate() {
-        let args: Vec<String> = op.args.iter().map(|&a| name(a)).collect();
+        let args: Vec<String> = op.args.iter().map(|&a| group_value_name(a)).collect();
         let _ = writeln!(s, "    let v{k} = op{k}({});", args.join(", "));
     }
     for (j, &v) in group.outputs.iter().enumerate() {
-        let value = name(v);
-        let store =
-            if dtype_of(v) == DType::Bool { format!("select(0u, 1u, {value})") } else { value };
+        let value = group_value_name(v);
+        let store = if group_dtype(group, inputs, v) == DType::Bool {
+            format!("select(0u, 1u, {value})")
+        } else {
+            value
+        };
         let _ = writeln!(s, "    out{j}[params[{}] + i] = {store};", 1 + rank + nin + j);
     }
-    s.push_str("}\n");
+    s
+}
+
+/// The bindings of an array read in chunks, from binding `first` on: `{name}0`,
+/// `{name}1`, ... of `chunk.elements` elements each but the last, and the functions that
+/// read and write its element `i` wherever it lies: `{name}_at(i)` and `{name}_set(i, v)`
+/// (with `write`). An array larger than one binding (128 MiB on lavapipe) is read this
+/// way, within one kernel.
+pub(super) fn chunked_binding(
+    name: &str,
+    ty: &str,
+    first: usize,
+    chunks: &super::Chunks,
+    write: bool,
+) -> String {
+    let access = if write { "read_write" } else { "read" };
+    let mut s = String::new();
+    for c in 0..chunks.count {
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({}) var<storage, {access}> {name}{c}: array<{ty}>;",
+            first + c
+        );
+    }
+    let size = chunks.elements;
+    let _ = write!(
+        s,
+        "\nfn {name}_at(i: u32) -> {ty} {{\n    let c = i / {size}u;\n    let k = i % {size}u;\n"
+    );
+    for c in 1..chunks.count {
+        let _ = writeln!(s, "    if (c == {c}u) {{\n        return {name}{c}[k];\n    }}");
+    }
+    let _ = writeln!(s, "    return {name}0[k];\n}}");
+    if write {
+        let _ = write!(
+            s,
+            "\nfn {name}_set(i: u32, v: {ty}) {{\n    let c = i / {size}u;\n    let k = i % {size}u;\n"
+        );
+        for c in 1..chunks.count {
+            let _ = writeln!(
+                s,
+                "    if (c == {c}u) {{\n        {name}{c}[k] = v;\n        return;\n    }}"
+            );
+        }
+        let _ = writeln!(s, "    {name}0[k] = v;\n}}");
+    }
     s
 }
 

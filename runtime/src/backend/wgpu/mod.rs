@@ -8,11 +8,16 @@
 //! bindings). Storage comes from a caching allocator ([`alloc`]); shaders are generated per
 //! operation, dtypes and broadcast pattern ([`codegen`]) and their pipelines cached by their
 //! WGSL text. A launch records all its dispatches into one submission and returns without
-//! waiting; reading values back waits for the work before them.
+//! waiting; inside a batch (a `#[jit]` call) every launch is recorded into the batch's one
+//! submission, made when it closes. Reading values back submits the work recorded before
+//! them and waits for it.
 //!
 //! An output larger than one binding (128 MiB on lavapipe, `max_storage_buffer_binding_size`
 //! in general) is computed in windows, each binding the part of every operand it reads (see
 //! [`Layout::windows`]).
+//! Reductions (not scans yet) instead bind an operand or output larger than one binding as
+//! several bindings of one chunk each ([`codegen::chunked_binding`]), so one kernel reads it
+//! all.
 
 mod alloc;
 mod assemble;
@@ -26,6 +31,7 @@ mod threefry;
 
 use std::collections::HashMap;
 use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 
 use alloc::{Kind, Pool, Pooled};
@@ -194,6 +200,11 @@ pub(super) fn fused_wgsl(
             "fused_wgsl: {s:?} does not broadcast to {shape:?}"
         );
     }
+    if let Some(r) = &group.reduction {
+        assert_eq!(r.shape, shape, "fused_wgsl: the reduction's shape is the group's");
+        return reduce::fused_fold_source(group, operands)
+            .unwrap_or_else(|e| panic!("fused_wgsl: {e}"));
+    }
     let layout = Layout::new(shape, &shapes);
     let inputs: Vec<(DType, &Access)> =
         operands.iter().zip(&layout.operands).map(|((d, _), a)| (*d, a)).collect();
@@ -216,6 +227,17 @@ pub(crate) struct WgpuBackend {
     pool: Arc<Pool>,
     /// Compiled kernels by their WGSL.
     pipelines: Mutex<HashMap<String, Arc<Pipeline>>>,
+    /// The work recorded for one submission, while a batch is open.
+    recording: Mutex<Recording>,
+    /// Command buffers submitted to the queue so far.
+    submissions: AtomicU64,
+}
+
+/// Open batches (see [`Backend::begin_batch`]) and the commands they have recorded.
+#[derive(Default)]
+struct Recording {
+    depth: usize,
+    encoder: Option<wgpu::CommandEncoder>,
 }
 
 impl WgpuBackend {
@@ -241,6 +263,8 @@ impl WgpuBackend {
             limits,
             pool,
             pipelines: Mutex::new(HashMap::new()),
+            recording: Mutex::new(Recording::default()),
+            submissions: AtomicU64::new(0),
         })
     }
 
@@ -278,6 +302,59 @@ impl WgpuBackend {
         let binding = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
         let align = u64::from(self.limits.min_storage_buffer_offset_alignment);
         usize::try_from((binding - align) / 4).unwrap_or(usize::MAX)
+    }
+
+    /// Records commands with `encode`: into the open batch's encoder, or into one submitted
+    /// at once when no batch is open.
+    fn encode(&self, encode: impl FnOnce(&mut wgpu::CommandEncoder)) {
+        let mut recording = self.recording.lock().unwrap_or_else(|e| e.into_inner());
+        if recording.depth > 0 {
+            let encoder = recording
+                .encoder
+                .get_or_insert_with(|| self.device.create_command_encoder(&Default::default()));
+            encode(encoder);
+            return;
+        }
+        drop(recording);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encode(&mut encoder);
+        self.submit(encoder);
+    }
+
+    /// Submits the commands recorded so far, with `encode`'s after them, as one submission.
+    fn flush(&self, encode: impl FnOnce(&mut wgpu::CommandEncoder)) {
+        let mut recording = self.recording.lock().unwrap_or_else(|e| e.into_inner());
+        let mut encoder = recording
+            .encoder
+            .take()
+            .unwrap_or_else(|| self.device.create_command_encoder(&Default::default()));
+        encode(&mut encoder);
+        self.submit(encoder);
+        // What the submitted work freed may be written again; a batch still open holds on.
+        self.pool.hold(recording.depth > 0);
+    }
+
+    fn submit(&self, encoder: wgpu::CommandEncoder) {
+        self.queue.submit([encoder.finish()]);
+        self.submissions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Bytes of one chunk of a buffer bound in chunks: the most one binding holds, in whole
+    /// steps of the offset alignment, so each chunk's binding starts aligned.
+    fn chunk_bytes(&self) -> u64 {
+        let binding = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
+        let align = u64::from(self.limits.min_storage_buffer_offset_alignment);
+        binding / align * align
+    }
+
+    /// How a kernel reads `len` elements of `dtype` bound in chunks.
+    fn chunks(&self, dtype: DType, len: usize) -> Chunks {
+        let bytes = stored_bytes(dtype, len);
+        let element = stored_bytes(dtype, 1);
+        Chunks {
+            count: bytes.div_ceil(self.chunk_bytes()).max(1) as usize,
+            elements: self.chunk_bytes() / element,
+        }
     }
 
     /// Waits for the work submitted so far.
@@ -349,23 +426,36 @@ fn read_host(dtype: DType, len: usize, src: &[u8]) -> Buffer {
     }
 }
 
-/// A buffer bound to a kernel: the pooled buffer and the bytes of it the kernel sees.
+/// A buffer bound to a kernel: the pooled buffer, the bytes of it the kernel sees, and
+/// whether the kernel reads it in chunks (see [`codegen::chunked_binding`]).
 pub(super) struct Bound<'a> {
     buffer: &'a wgpu::Buffer,
     bytes: u64,
+    chunked: bool,
 }
 
 impl<'a> Bound<'a> {
     /// The stored elements of an array's buffer.
     fn array(buffer: &'a DeviceBuffer) -> Bound<'a> {
         let pooled: &Pooled = buffer.raw().expect("a GPU array holds a pooled wgpu buffer");
-        Bound { buffer: pooled, bytes: stored_bytes(buffer.dtype(), buffer.len()) }
+        Bound { buffer: pooled, bytes: stored_bytes(buffer.dtype(), buffer.len()), chunked: false }
     }
 
     /// The first `len` elements of `dtype` of a new buffer.
     fn new(buffer: &'a Pooled, dtype: DType, len: usize) -> Bound<'a> {
-        Bound { buffer, bytes: stored_bytes(dtype, len) }
+        Bound { buffer, bytes: stored_bytes(dtype, len), chunked: false }
     }
+
+    /// The same, bound as [`WgpuBackend::chunks`] consecutive bindings of one chunk each.
+    fn in_chunks(self) -> Bound<'a> {
+        Bound { chunked: true, ..self }
+    }
+}
+
+/// How a kernel reads a buffer bound in chunks: how many, and the elements of each.
+pub(super) struct Chunks {
+    pub count: usize,
+    pub elements: u64,
 }
 
 impl WgpuBackend {
@@ -378,7 +468,7 @@ impl WgpuBackend {
     /// [`codegen::WORKGROUP`] over x and y (the kernel numbers them
     /// `(wg.y * groups.x + wg.x) * WORKGROUP + lane`): binding 0 holds `params`, bindings
     /// 1.. the `buffers` in order. Every buffer must fit one binding; `op` names the
-    /// operation when one does not. Returns once the work is submitted.
+    /// operation when one does not. Returns once the work is recorded (see `encode`).
     fn launch(
         &self,
         op: &str,
@@ -413,14 +503,27 @@ impl WgpuBackend {
         groups: [u32; 3],
     ) -> Result<(), Error> {
         let binding = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
-        if let Some(big) = buffers.iter().find(|b| b.bytes > binding) {
+        if let Some(big) = buffers.iter().find(|b| !b.chunked && b.bytes > binding) {
             return Err(Error::Device {
                 device: self.id,
                 problem: format!(
                     "{op}: an operand of {} bytes is larger than one binding of this adapter \
-                     ({binding} bytes); only elementwise operations split their work into \
-                     windows so far",
+                     ({binding} bytes); only elementwise operations and reductions read \
+                     larger ones so far",
                     big.bytes
+                ),
+            });
+        }
+        let chunk = self.chunk_bytes();
+        let count = |b: &Bound<'_>| if b.chunked { b.bytes.div_ceil(chunk).max(1) } else { 1 };
+        let bindings = buffers.iter().map(count).sum::<u64>() + 1;
+        let max_bindings = u64::from(self.limits.max_storage_buffers_per_shader_stage);
+        if bindings > max_bindings {
+            return Err(Error::Device {
+                device: self.id,
+                problem: format!(
+                    "{op}: its operands need {bindings} bindings, more than this adapter's \
+                     {max_bindings}"
                 ),
             });
         }
@@ -452,25 +555,39 @@ impl WgpuBackend {
         }
         let mut entries =
             vec![wgpu::BindGroupEntry { binding: 0, resource: whole(&param_buffer, param_bytes) }];
-        for (b, bound) in buffers.iter().enumerate() {
-            entries.push(wgpu::BindGroupEntry {
-                binding: b as u32 + 1,
-                resource: whole(bound.buffer, bound.bytes),
-            });
+        for bound in buffers {
+            if !bound.chunked {
+                let binding = entries.len() as u32;
+                entries.push(wgpu::BindGroupEntry {
+                    binding,
+                    resource: whole(bound.buffer, bound.bytes),
+                });
+                continue;
+            }
+            for c in 0..count(bound) {
+                let offset = c * chunk;
+                let binding = entries.len() as u32;
+                entries.push(wgpu::BindGroupEntry {
+                    binding,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: bound.buffer,
+                        offset,
+                        size: NonZeroU64::new((bound.bytes - offset).min(chunk).max(4)),
+                    }),
+                });
+            }
         }
         let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &pipeline.bindings,
             entries: &entries,
         });
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        {
+        self.encode(|encoder| {
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_pipeline(&pipeline.pipeline);
             pass.set_bind_group(0, &group, &[]);
             pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
-        }
-        self.queue.submit([encoder.finish()]);
+        });
         Ok(())
     }
 
@@ -550,9 +667,8 @@ impl Backend for WgpuBackend {
         }
         let source: &Pooled = buffer.raw().expect("a GPU array holds a pooled wgpu buffer");
         let staging = self.pool.take(Kind::Readback, bytes, "reading values back")?;
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(source, 0, &staging, 0, bytes);
-        self.queue.submit([encoder.finish()]);
+        // The copy follows the work recorded so far in one submission.
+        self.flush(|encoder| encoder.copy_buffer_to_buffer(source, 0, &staging, 0, bytes));
         let (sent, mapped) = mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
             let _ = sent.send(r);
@@ -576,7 +692,32 @@ impl Backend for WgpuBackend {
     }
 
     fn synchronize(&self) -> Result<(), Error> {
+        self.flush(|_| {});
         self.wait()
+    }
+
+    fn begin_batch(&self) {
+        let mut recording = self.recording.lock().unwrap_or_else(|e| e.into_inner());
+        recording.depth += 1;
+        if recording.depth == 1 {
+            self.pool.hold(true);
+        }
+    }
+
+    fn end_batch(&self) {
+        let mut recording = self.recording.lock().unwrap_or_else(|e| e.into_inner());
+        recording.depth -= 1;
+        if recording.depth > 0 {
+            return;
+        }
+        if let Some(encoder) = recording.encoder.take() {
+            self.submit(encoder);
+        }
+        self.pool.hold(false);
+    }
+
+    fn submissions(&self) -> u64 {
+        self.submissions.load(Ordering::Relaxed)
     }
 }
 
@@ -588,6 +729,9 @@ impl WgpuBackend {
         operands: &[Operand<'_>],
         outs: &[Aval],
     ) -> Result<Vec<DeviceBuffer>, Error> {
+        if group.reduction.is_some() {
+            return self.fused_fold(group, operands, outs);
+        }
         let op = "a fused group";
         let shape = &outs[0].shape;
         let shapes: Vec<&[usize]> = operands.iter().map(|o| o.shape).collect();
@@ -683,8 +827,7 @@ impl WgpuBackend {
             .collect();
         buffers.push(&result);
         let max_groups = self.limits.max_compute_workgroups_per_dimension.max(1);
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        {
+        self.encode(|encoder| {
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_pipeline(&pipeline.pipeline);
             for (k, (w, bound)) in windows.iter().zip(&ranges).enumerate() {
@@ -717,8 +860,7 @@ impl WgpuBackend {
                 let x = groups.min(max_groups);
                 pass.dispatch_workgroups(x, groups.div_ceil(x), 1);
             }
-        }
-        self.queue.submit([encoder.finish()]);
+        });
         Ok(DeviceBuffer::new(self.id, out.dtype, len, result))
     }
 }

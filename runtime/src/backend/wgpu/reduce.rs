@@ -22,9 +22,11 @@
 
 use std::fmt::Write as _;
 
-use super::{codegen, math, Bound, WgpuBackend};
+use super::alloc::Pooled;
+use super::{codegen, math, Bound, Chunks, WgpuBackend};
+use crate::backend::layout::{Access, Layout};
 use crate::backend::ops::row_major_strides;
-use crate::backend::{DeviceBuffer, Operand};
+use crate::backend::{DeviceBuffer, ElementwiseGroup, GroupReduction, Operand};
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::primitives::{ArgOp, Aval, CumOp, ReduceOp};
@@ -105,13 +107,28 @@ fn combine_expr(op: ReduceOp, ty: &str) -> (String, &'static [&'static str]) {
 }
 
 /// The bindings, helpers and `Acc`/`identity`/`combine` definitions of a value fold, whose
-/// identity is parameter word `identity_word`.
-fn value_prelude(op: ReduceOp, ty: &str, out: &str, identity_word: usize) -> String {
-    let (expr, helpers) = combine_expr(op, ty);
-    let mut s = bindings(ty, out);
+/// identity is parameter word `identity_word` (a WGSL expression).
+fn value_prelude(
+    op: ReduceOp,
+    ty: &str,
+    out: &str,
+    chunks: [&Chunks; 2],
+    identity_word: &str,
+) -> String {
+    let (_, helpers) = combine_expr(op, ty);
+    let mut s = bindings(ty, out, chunks);
     for h in helpers {
         s.push_str(&math::source(h));
     }
+    s.push_str(&value_definitions(op, ty, identity_word));
+    s
+}
+
+/// The `Acc`/`identity`/`combine` definitions of a value fold (without the helpers
+/// `combine` calls), whose identity is parameter word `identity_word`.
+fn value_definitions(op: ReduceOp, ty: &str, identity_word: &str) -> String {
+    let (expr, _) = combine_expr(op, ty);
+    let mut s = String::new();
     // WGSL has no bitcast of a type to itself.
     let word = format!("params[{identity_word}]");
     let identity = if ty == "u32" { word } else { format!("bitcast<{ty}>({word})") };
@@ -131,23 +148,22 @@ fn combine(a: Acc, b: Acc) -> Acc {{
     s
 }
 
-/// The bindings: parameters, the operand of storage type `ty`, the output of type `out`.
-fn bindings(ty: &str, out: &str) -> String {
-    format!(
-        "@group(0) @binding(0) var<storage, read> params: array<u32>;
-@group(0) @binding(1) var<storage, read> src: array<{ty}>;
-@group(0) @binding(2) var<storage, read_write> dst: array<{out}>;
-
-"
-    )
+/// The bindings: parameters, the operand of storage type `ty` (read with `src_at`), the
+/// output of type `out` (written with `dst_set`), each in `chunks`.
+fn bindings(ty: &str, out: &str, [src, dst]: [&Chunks; 2]) -> String {
+    let mut s = "@group(0) @binding(0) var<storage, read> params: array<u32>;\n".to_string();
+    s.push_str(&codegen::chunked_binding("src", ty, 1, src, false));
+    s.push_str(&codegen::chunked_binding("dst", out, 1 + src.count, dst, true));
+    s.push('\n');
+    s
 }
 
 /// The definitions of an arg fold over `ty`: accumulators are (value, index) pairs, and the
 /// winner of two is the better value, or on a tie (two NaNs included) the lower index, so
 /// the combination is the same whichever order partial results meet in.
-fn arg_prelude(op: ArgOp, ty: &str) -> String {
+fn arg_prelude(op: ArgOp, ty: &str, chunks: [&Chunks; 2]) -> String {
     let float = ty == "f32";
-    let mut s = bindings(ty, "i32");
+    let mut s = bindings(ty, "i32", chunks);
     let cmp = match op {
         ArgOp::Max => ">",
         ArgOp::Min => "<",
@@ -189,15 +205,21 @@ fn combine(a: Acc, b: Acc) -> Acc {{
 }
 
 /// The WGSL of a fold over operand storage type `ty`: parameters `n_out, red_len, identity,
-/// kept_rank, red_rank, kept_extents, kept_strides, red_extents, red_strides`.
-fn fold_wgsl(fold: Fold, ty: &str, tree: bool) -> String {
+/// kept_rank, red_rank, kept_extents, kept_strides, red_extents, red_strides` (from word
+/// `FOLD`, here 0), its operand and output bound in `chunks`.
+fn fold_wgsl(fold: Fold, ty: &str, tree: bool, chunks: [&Chunks; 2]) -> String {
     let (name, prelude, load, store) = match fold {
-        Fold::Value(op) => (op.op_name(), value_prelude(op, ty, ty, 2), "src[at]", "acc"),
-        Fold::Arg(op) => (arg_name(op), arg_prelude(op, ty), "Acc(src[at], j)", "i32(acc.i)"),
+        Fold::Value(op) => {
+            (op.op_name(), value_prelude(op, ty, ty, chunks, "FOLD + 2u"), "src_at(at)", "acc")
+        }
+        Fold::Arg(op) => {
+            (arg_name(op), arg_prelude(op, ty, chunks), "Acc(src_at(at), j)", "i32(acc.i)")
+        }
     };
     let kind = if tree { "tree" } else { "loop" };
     let mut s = format!("// rjax {name} {kind} kernel ({ty})\n");
     s.push_str(&prelude);
+    s.push_str("\nconst FOLD = 0u;\n");
     s.push_str(POSITIONS);
     let _ = write!(
         s,
@@ -207,7 +229,7 @@ fn load(j: u32, at: u32) -> Acc {{
 }}
 
 fn store(o: u32, acc: Acc) {{
-    dst[o] = {store};
+    dst_set(o, {store});
 }}
 "
     );
@@ -219,20 +241,20 @@ fn store(o: u32, acc: Acc) {{
 /// parameters (row-major over the extents, the last fastest).
 const POSITIONS: &str = "
 fn kept_base(o: u32) -> u32 {
-    let kr = params[3];
+    let kr = params[FOLD + 3u];
     var rest = o;
     var at = 0u;
     for (var k = kr; k > 0u; k = k - 1u) {
-        let extent = params[4u + k];
-        at = at + (rest % extent) * params[4u + kr + k];
+        let extent = params[FOLD + 4u + k];
+        at = at + (rest % extent) * params[FOLD + 4u + kr + k];
         rest = rest / extent;
     }
     return at;
 }
 
 fn reduced_offset(j: u32) -> u32 {
-    let first = 5u + 2u * params[3];
-    let rr = params[4];
+    let first = FOLD + 5u + 2u * params[FOLD + 3u];
+    let rr = params[FOLD + 4u];
     var rest = j;
     var at = 0u;
     for (var k = rr; k > 0u; k = k - 1u) {
@@ -250,12 +272,12 @@ const LOOP_MAIN: &str = "
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lane: u32) {
     let o = (wg.y * groups.x + wg.x) * 256u + lane;
-    if (o >= params[0]) {
+    if (o >= params[FOLD]) {
         return;
     }
     let base = kept_base(o);
     var acc = identity();
-    for (var j = 0u; j < params[1]; j = j + 1u) {
+    for (var j = 0u; j < params[FOLD + 1u]; j = j + 1u) {
         acc = combine(acc, load(j, base + reduced_offset(j)));
     }
     store(o, acc);
@@ -272,8 +294,8 @@ var<workgroup> part: array<Acc, 256>;
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lane: u32) {
     let o = wg.y * groups.x + wg.x;
-    let live = o < params[0];
-    let len = select(0u, params[1], live);
+    let live = o < params[FOLD];
+    let len = select(0u, params[FOLD + 1u], live);
     let base = select(0u, kept_base(o), live);
     var acc = identity();
     for (var j = lane; j < len; j = j + 256u) {
@@ -293,11 +315,103 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
 }
 ";
 
+/// The WGSL of a fused group closed by its reduction: the fold kernel of [`fold_wgsl`]
+/// (loop or tree), whose `load` computes the group's values at the element it reads — the
+/// same expressions as the group's own kernel, storing the group's outputs there, each once
+/// — instead of reading a stored operand. Its parameters are the group's ([`codegen::params`]
+/// over `rank` axes), then from word `fold_word` the fold's, so the fold reads the group's
+/// values in the order, and with the result, of the unfused reduction.
+pub(super) fn fused_fold_wgsl(
+    group: &ElementwiseGroup,
+    inputs: &[(DType, &Access)],
+    rank: usize,
+    fold_word: usize,
+    tree: bool,
+) -> String {
+    let r = group.reduction.as_ref().expect("a fused fold has a closing reduction");
+    let dtype = codegen::group_dtype(group, inputs, r.input);
+    let op = bool_aware(r.op, dtype);
+    let ty = codegen::storage(dtype);
+    let (_, helpers) = combine_expr(op, ty);
+    let kind = if tree { "tree" } else { "loop" };
+    let mut s =
+        format!("// rjax fused {} {kind} kernel: {} operations\n", op.op_name(), group.ops.len());
+    s.push_str(&codegen::group_bindings(group, inputs));
+    let dst = inputs.len() + group.outputs.len() + 1;
+    let _ = writeln!(s, "@group(0) @binding({dst}) var<storage, read_write> dst: array<{ty}>;");
+    s.push_str(&codegen::group_functions(group, inputs, rank, helpers));
+    let _ = write!(s, "\nconst FOLD = {fold_word}u;\n\n");
+    s.push_str(&value_definitions(op, ty, "FOLD + 2u"));
+    let value = codegen::group_value_name(r.input);
+    let value = if dtype == DType::Bool { format!("select(0u, 1u, {value})") } else { value };
+    let _ = write!(
+        s,
+        "
+// The group's values at element `i` of its shape, its outputs stored there.
+fn element(i: u32) -> Acc {{
+{}    return {value};
+}}
+",
+        codegen::group_body(group, inputs, rank)
+    );
+    s.push_str(POSITIONS);
+    s.push_str(
+        "
+fn load(j: u32, at: u32) -> Acc {
+    return element(at);
+}
+
+fn store(o: u32, acc: Acc) {
+    dst[o] = acc;
+}
+",
+    );
+    s.push_str(if tree { TREE_MAIN } else { LOOP_MAIN });
+    s
+}
+
+/// The launch of a fused group closed by its reduction, over operands read as `layout`
+/// says: the parameter words, where the fold's begin, and the fold.
+fn fused_fold_plan(
+    group: &ElementwiseGroup,
+    r: &GroupReduction,
+    dtype: DType,
+    layout: &Layout,
+) -> Result<(Vec<u32>, usize, FoldPlan), String> {
+    let op = bool_aware(r.op, dtype);
+    let plan = FoldPlan::new(&r.shape, &r.axes, identity(op, dtype))?;
+    let accesses: Vec<&Access> = layout.operands.iter().collect();
+    let bases = vec![0; layout.operands.len() + group.outputs.len()];
+    word(layout.len())?;
+    let mut params = codegen::params(layout.len(), &layout.dims, &bases, &accesses);
+    let fold_word = params.len();
+    params.extend(&plan.params);
+    Ok((params, fold_word, plan))
+}
+
+/// The shader [`WgpuBackend::fused_fold`] runs for `group` over operands of these dtypes
+/// and shapes (see [`crate::backend::fused_wgsl`]).
+pub(super) fn fused_fold_source(
+    group: &ElementwiseGroup,
+    operands: &[(DType, &[usize])],
+) -> Result<String, String> {
+    let r = group.reduction.as_ref().expect("a fused fold has a closing reduction");
+    let shapes: Vec<&[usize]> = operands.iter().map(|(_, s)| *s).collect();
+    let layout = Layout::new(&r.shape, &shapes);
+    let inputs: Vec<(DType, &Access)> =
+        operands.iter().zip(&layout.operands).map(|((d, _), a)| (*d, a)).collect();
+    let dtype = codegen::group_dtype(group, &inputs, r.input);
+    let (_, fold_word, plan) = fused_fold_plan(group, r, dtype, &layout)?;
+    let tree = plan.reduced >= TREE_FROM;
+    Ok(fused_fold_wgsl(group, &inputs, layout.dims.len(), fold_word, tree))
+}
+
 /// The WGSL of a scan over storage type `ty`: parameters `rows, n, inner, reverse,
-/// identity`; each invocation scans one row of `n` elements `inner` apart.
-fn scan_wgsl(op: ReduceOp, ty: &str) -> String {
+/// identity`; each invocation scans one row of `n` elements `inner` apart. Its operand and
+/// output are bound in `chunks`.
+fn scan_wgsl(op: ReduceOp, ty: &str, chunks: [&Chunks; 2]) -> String {
     let mut s = format!("// rjax cumulative {} kernel ({ty})\n", op.op_name());
-    s.push_str(&value_prelude(op, ty, ty, 4));
+    s.push_str(&value_prelude(op, ty, ty, chunks, "4"));
     s.push_str(
         "
 @compute @workgroup_size(256)
@@ -313,8 +427,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
     var acc = identity();
     for (var k = 0u; k < n; k = k + 1u) {
         let at = start + select(k, n - 1u - k, params[3] != 0u) * inner;
-        acc = combine(acc, src[at]);
-        dst[at] = acc;
+        acc = combine(acc, src_at(at));
+        dst_set(at, acc);
     }
 }
 ",
@@ -398,11 +512,67 @@ impl WgpuBackend {
         })?;
         let result = self.output(out.dtype, plan.outputs, name)?;
         let tree = plan.reduced >= TREE_FROM;
-        let wgsl = fold_wgsl(fold, codegen::storage(x.buffer.dtype()), tree);
+        // Operands and outputs larger than one binding are bound in chunks.
+        let src = self.chunks(x.buffer.dtype(), x.buffer.len());
+        let dst = self.chunks(out.dtype, plan.outputs);
+        let wgsl = fold_wgsl(fold, codegen::storage(x.buffer.dtype()), tree, [&src, &dst]);
         let lanes = if tree { codegen::WORKGROUP as usize } else { 1 };
-        let bound = [Bound::array(x.buffer), Bound::new(&result, out.dtype, plan.outputs)];
+        let bound = [
+            Bound::array(x.buffer).in_chunks(),
+            Bound::new(&result, out.dtype, plan.outputs).in_chunks(),
+        ];
         self.launch(name, &wgsl, &plan.params, &bound, plan.outputs * lanes)?;
         Ok(DeviceBuffer::new(self.id, out.dtype, plan.outputs, result))
+    }
+
+    /// A fused group closed by its reduction as one kernel (see [`fused_fold_wgsl`]): the
+    /// group's outputs (of its shape) then the reduction's.
+    pub(super) fn fused_fold(
+        &self,
+        group: &ElementwiseGroup,
+        operands: &[Operand<'_>],
+        outs: &[Aval],
+    ) -> Result<Vec<DeviceBuffer>, Error> {
+        let name = "a fused reduction";
+        let r = group.reduction.as_ref().expect("a fused fold has a closing reduction");
+        let nout = group.outputs.len();
+        // The parameters and the reduction's output are bound too.
+        let buffers = operands.len() + nout + 2;
+        if buffers > self.limits.max_storage_buffers_per_shader_stage as usize {
+            let problem = format!("{name}: {buffers} buffers are more than one kernel binds");
+            return Err(Error::Device { device: self.id, problem });
+        }
+        let shapes: Vec<&[usize]> = operands.iter().map(|o| o.shape).collect();
+        let layout = Layout::new(&r.shape, &shapes);
+        let inputs: Vec<(DType, &Access)> =
+            operands.iter().zip(&layout.operands).map(|(o, a)| (o.buffer.dtype(), a)).collect();
+        let dtype = codegen::group_dtype(group, &inputs, r.input);
+        let (params, fold_word, plan) =
+            fused_fold_plan(group, r, dtype, &layout).map_err(|problem| Error::Device {
+                device: self.id,
+                problem: format!("{name}: {problem}"),
+            })?;
+        let tree = plan.reduced >= TREE_FROM;
+        let wgsl = fused_fold_wgsl(group, &inputs, layout.dims.len(), fold_word, tree);
+        let len = layout.len();
+        let full = outs[..nout]
+            .iter()
+            .map(|o| self.output(o.dtype, len, name))
+            .collect::<Result<Vec<Pooled>, Error>>()?;
+        let reduced = &outs[nout];
+        let result = self.output(reduced.dtype, plan.outputs, name)?;
+        let mut bound: Vec<Bound<'_>> = operands.iter().map(|o| Bound::array(o.buffer)).collect();
+        bound.extend(full.iter().zip(outs).map(|(f, o)| Bound::new(f, o.dtype, len)));
+        bound.push(Bound::new(&result, reduced.dtype, plan.outputs));
+        let lanes = if tree { codegen::WORKGROUP as usize } else { 1 };
+        self.launch(name, &wgsl, &params, &bound, plan.outputs * lanes)?;
+        let mut made: Vec<DeviceBuffer> = full
+            .into_iter()
+            .zip(outs)
+            .map(|(f, o)| DeviceBuffer::new(self.id, o.dtype, len, f))
+            .collect();
+        made.push(DeviceBuffer::new(self.id, reduced.dtype, plan.outputs, result));
+        Ok(made)
     }
 
     /// Running folds of `x` along `axis` (from the end when `reverse`).
@@ -436,7 +606,9 @@ impl WgpuBackend {
                 problem: format!("{name}: {problem}"),
             })?;
         let result = self.output(out.dtype, len, name)?;
-        let wgsl = scan_wgsl(fold, codegen::storage(out.dtype));
+        // A scan binds its operand and output whole (one chunk each).
+        let whole = Chunks { count: 1, elements: u64::from(u32::MAX) };
+        let wgsl = scan_wgsl(fold, codegen::storage(out.dtype), [&whole, &whole]);
         let bound = [Bound::array(x.buffer), Bound::new(&result, out.dtype, len)];
         self.launch(name, &wgsl, &params, &bound, rows)?;
         Ok(DeviceBuffer::new(self.id, out.dtype, len, result))

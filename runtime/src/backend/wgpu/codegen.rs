@@ -70,6 +70,7 @@ pub(super) fn refusal(op: ElementwiseOp, dtype: DType) -> Option<String> {
         return None;
     }
     let name = match op {
+        ElementwiseOp::Unary(UnaryOp::IntegerPow(_)) => return None,
         ElementwiseOp::Unary(u) if unary_f64(u, &mut |n, _| n.to_string()).is_none() => u.op_name(),
         ElementwiseOp::Binary(b) if binary_f64(b, &mut |n, _| n.to_string()).is_none() => {
             b.op_name()

@@ -4,9 +4,9 @@
 //! Vulkan's extended instructions (GLSL.std.450) take only 16- and 32-bit floats for `exp`,
 //! `log`, `sin` and the other transcendental functions, so they are written here in f64
 //! arithmetic: musl's (fdlibm's) `exp`, `log`, `expm1` and `tanh`, and XLA's `log1p` as the
-//! CPU backend computes it. WGSL gives no access to an f64's bits without 64-bit integers,
-//! so exponents are taken apart and put together with `frexp` and `ldexp`, and NaN tests
-//! are comparisons. The results are within a few ulps of the CPU's (see the GPU tests).
+//! CPU backend computes it. Exponents are taken apart and put together with `frexp` (whose
+//! exponent is an `i64` for an f64: these kernels also need `SHADER_INT64`) and `ldexp`.
+//! The results are within a few ulps of the CPU's (see the GPU tests).
 
 use std::fmt::Write as _;
 
@@ -261,7 +261,7 @@ fn log() -> String {
     }}
     let parts = frexp(x);
     var m = parts.fract;
-    var k = f64(parts.exp);
+    var k = f64(i32(parts.exp));
     if (m < {sqrt_half}) {{
         m = 2.0lf * m;
         k = k - 1.0lf;
@@ -455,9 +455,9 @@ fn fmod() -> String {
         return x;
     }}
     var r = ax;
-    let ey = frexp(ay).exp;
+    let ey = i32(frexp(ay).exp);
     while (r >= ay) {{
-        var t = ldexp(ay, frexp(r).exp - ey);
+        var t = ldexp(ay, i32(frexp(r).exp) - ey);
         if (t > r) {{
             t = 0.5lf * t;
         }}

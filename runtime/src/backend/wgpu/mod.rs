@@ -201,9 +201,11 @@ pub(super) fn fused_wgsl(
     codegen::fused(group, &inputs, layout.dims.len())
 }
 
-/// The optional features kernels use when the adapter has them: float64 and float16
-/// arithmetic in shaders.
-const WANTED: wgpu::Features = wgpu::Features::SHADER_F64.union(wgpu::Features::SHADER_F16);
+/// The optional features kernels use when the adapter has them: float64 arithmetic (with
+/// 64-bit integers, which `frexp` of an f64 gives) and float16 arithmetic in shaders.
+const WANTED: wgpu::Features = wgpu::Features::SHADER_F64
+    .union(wgpu::Features::SHADER_INT64)
+    .union(wgpu::Features::SHADER_F16);
 
 /// `RJAX_GPU_FEATURES_OFF`: adapter features not to use even where present, as a
 /// comma-separated list of `shader-f64` and `shader-f16`, so that a program can be tried as
@@ -534,7 +536,10 @@ impl WgpuBackend {
 impl Backend for WgpuBackend {
     fn computes(&self, dtype: DType) -> Result<(), String> {
         let needs = match dtype {
-            DType::F64 => Some(("SHADER_F64", wgpu::Features::SHADER_F64)),
+            DType::F64 => Some((
+                "SHADER_F64 and SHADER_INT64",
+                wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64,
+            )),
             DType::F16 => Some(("SHADER_F16", wgpu::Features::SHADER_F16)),
             _ => None,
         };
@@ -543,7 +548,7 @@ impl Backend for WgpuBackend {
         }
         match needs {
             Some((name, feature)) if !self.features.contains(feature) => Err(format!(
-                "{dtype} on {} needs the adapter feature {name}, which {} does not offer \
+                "{dtype} on {} needs the adapter features {name}, which {} does not offer \
                  (or RJAX_GPU_FEATURES_OFF turned off)",
                 self.id, self.name
             )),

@@ -8,6 +8,10 @@
 //! exponent is an `i64` for an f64: these kernels also need `SHADER_INT64`) and `ldexp`.
 //! The results are within a few ulps of the CPU's (see the GPU tests).
 
+// The constants are musl's as published (more digits than an f64 holds), so that they can be
+// checked against the source.
+#![allow(clippy::excessive_precision)]
+
 use std::fmt::Write as _;
 
 use crate::exec::cpu::xla_math as xla;
@@ -190,7 +194,7 @@ pub(super) fn source(name: &str) -> String {
 
 const LN2_HI: f64 = 6.93147180369123816490e-01;
 const LN2_LO: f64 = 1.90821492927058770002e-10;
-const INV_LN2: f64 = 1.44269504088896338700e+00;
+const INV_LN2: f64 = std::f64::consts::LOG2_E;
 
 /// musl's `exp`: `x = k ln2 + r` with `|r| <= ln2 / 2` (the product `k ln2_hi` is exact),
 /// then a rational approximation of `e^r` and a scaling by `2^k`.

@@ -524,9 +524,9 @@ fn unsupported_ops_and_dtypes_name_op_dtype_and_device() {
     let msg = panic_text(&catch_unwind(AssertUnwindSafe(lgamma)).unwrap_err());
     assert!(msg.contains("lgamma: no GPU kernel yet for float32 on gpu:0"), "{msg}");
     assert!(msg.contains("gpu:0") && msg.contains("device_put(&x, Device::Cpu(0))"), "{msg}");
-    let wide = device_put(&jnp::arange(3.0).astype(DType::F64), gpu);
-    let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| wide.exp())).unwrap_err());
-    assert!(msg.contains("exp: no GPU kernel yet for float64 on gpu:0"), "{msg}");
+    let wide = device_put(&jnp::arange(3.0).astype(DType::I64), gpu);
+    let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| -&wide)).unwrap_err());
+    assert!(msg.contains("neg: no GPU kernel yet for int64 on gpu:0"), "{msg}");
     // The explicit way: move, then reduce.
     assert_eq!(device_put(&g, Device::Cpu(0)).sum().item::<f32>().unwrap(), 15.0);
 }

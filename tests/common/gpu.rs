@@ -48,6 +48,9 @@ impl Rng {
                 shape,
                 (0..n).map(|_| (self.unit() * 8.0 - 4.0) as f32).collect(),
             ),
+            DType::F64 => {
+                Array::from_shape_vec(shape, (0..n).map(|_| self.unit() * 8.0 - 4.0).collect())
+            }
             DType::I32 => {
                 Array::from_shape_vec(shape, (0..n).map(|_| self.below(100) as i32 - 50).collect())
             }
@@ -108,6 +111,18 @@ pub fn assert_matches_cpu(
                     assert!(
                         same || (a - b).abs() <= rel * scale,
                         "{what}: output {k} element {i}: cpu {a}, gpu {b}"
+                    );
+                }
+            }
+            DType::F64 => {
+                let (w, g) = (w.to_vec::<f64>().unwrap(), g.to_vec::<f64>().unwrap());
+                let scale =
+                    w.iter().fold(1f64, |m, v| if v.is_finite() { m.max(v.abs()) } else { m });
+                for (i, (a, b)) in w.iter().zip(&g).enumerate() {
+                    let same = a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                    assert!(
+                        same || (a - b).abs() <= f64::from(rel) * scale,
+                        "{what}: output {k} element {i}: cpu {a:e}, gpu {b:e}"
                     );
                 }
             }

@@ -40,8 +40,8 @@ pub(crate) fn run(prim: &dyn Primitive, inputs: &[&Array], outputs: &[Aval]) -> 
     }
     let backend = backend(device).unwrap_or_else(|e| panic!("{}: {e}", prim.name()));
     for dtype in inputs.iter().map(|x| x.dtype()).chain(outputs.iter().map(|o| o.dtype)) {
-        if !backend.computes(dtype) {
-            unsupported(prim, dtype, device);
+        if let Err(why) = backend.computes(dtype) {
+            panic!("{}: {why}; move the array with device_put(&x, Device::Cpu(0))", prim.name());
         }
     }
     Some(run_there(backend, &prim.name(), &op, inputs, outputs))
@@ -80,7 +80,7 @@ pub(crate) fn run_group(
     let device = operands_device("a fused group", inputs)?;
     let backend = backend(device).ok()?;
     let dtypes = inputs.iter().map(|x| x.dtype()).chain(group.ops.iter().map(|o| o.dtype));
-    if !dtypes.clone().all(|d| backend.computes(d)) {
+    if !dtypes.clone().all(|d| backend.computes(d).is_ok()) {
         return None;
     }
     let op = DeviceOp::Fused(Box::new(group.clone()));

@@ -104,8 +104,10 @@ pub(crate) struct Operand<'a> {
 
 /// What a device offers the runtime.
 pub(crate) trait Backend: Send + Sync {
-    /// Whether the device has kernels for `dtype` (any dtype can be stored and copied).
-    fn computes(&self, dtype: DType) -> bool;
+    /// Whether the device has kernels for `dtype` (any dtype can be stored and copied); if
+    /// not, why not (no kernels written yet, or an adapter without the feature they need),
+    /// naming the dtype and the device.
+    fn computes(&self, dtype: DType) -> Result<(), String>;
     /// A copy of `host` in the device's memory.
     fn upload(&self, host: &Buffer) -> Result<DeviceBuffer, Error>;
     /// A copy of `buffer` in host memory (waits for the work that writes it).

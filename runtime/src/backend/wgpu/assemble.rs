@@ -1,10 +1,11 @@
 //! [`DeviceOp::Assemble`](crate::backend::DeviceOp::Assemble) on wgpu: transposes,
 //! broadcasts, slices, reversals, concatenations and pads as strided copies.
 //!
-//! Two kernels serve every dtype, since they move stored words without looking at them: one
-//! sets every element to a value (a pad's background), one copies a region between two
-//! strided views. The region's rank, extents and strides are read from the parameter
-//! buffer, so one compiled shader serves every shape.
+//! Two kernels per element size serve every dtype of that size, since they move stored
+//! words without looking at them (elements of 8 bytes as pairs of words): one sets every
+//! element to a value (a pad's background), one copies a region between two strided views.
+//! The region's rank, extents and strides are read from the parameter buffer, so one
+//! compiled shader serves every shape.
 
 use super::{codegen, Bound, WgpuBackend};
 use crate::backend::{CopyRegion, DeviceBuffer, Operand};
@@ -15,8 +16,8 @@ use crate::primitives::Aval;
 /// Sets `n = params[0]` elements of `dst` to `value[0]`.
 const FILL: &str = "// rjax fill kernel
 @group(0) @binding(0) var<storage, read> params: array<u32>;
-@group(0) @binding(1) var<storage, read> value: array<u32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(1) var<storage, read> value: array<Element>;
+@group(0) @binding(2) var<storage, read_write> dst: array<Element>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
@@ -36,8 +37,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
 /// 2^32, which gives the right position whenever the true one is in range.
 const COPY: &str = "// rjax strided copy kernel
 @group(0) @binding(0) var<storage, read> params: array<u32>;
-@group(0) @binding(1) var<storage, read> src: array<u32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<Element>;
+@group(0) @binding(2) var<storage, read_write> dst: array<Element>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
@@ -60,6 +61,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
     dst[write_at] = src[read_at];
 }
 ";
+
+/// `kernel` ([`FILL`] or [`COPY`]) for elements of `dtype`'s size, or why there is none.
+pub(super) fn for_elements(kernel: &str, dtype: DType) -> Option<String> {
+    let element = match super::element_bytes(dtype) {
+        4 => "u32",
+        8 => "vec2<u32>",
+        _ => return None,
+    };
+    Some(format!("alias Element = {element};\n{kernel}"))
+}
 
 /// The parameter words of a [`COPY`] of `region`.
 fn copy_params(region: &CopyRegion) -> Result<Vec<u32>, String> {
@@ -93,22 +104,23 @@ impl WgpuBackend {
         out: &Aval,
     ) -> Result<DeviceBuffer, Error> {
         let op = "a strided copy";
-        if out.dtype.size_of() > 4 && out.dtype != DType::Bool {
+        let kernels = for_elements(FILL, out.dtype).zip(for_elements(COPY, out.dtype));
+        let Some((fill_kernel, copy_kernel)) = kernels else {
             return Err(self.unsupported_dtype(op, out.dtype));
-        }
+        };
         let len: usize = out.shape.iter().product();
         let result = self.output(out.dtype, len, op)?;
         let dst = || Bound::new(&result, out.dtype, len);
         if let Some(f) = fill {
             let value = Bound::array(operands[f].buffer);
-            self.launch(op, FILL, &[len as u32], &[value, dst()], len)?;
+            self.launch(op, &fill_kernel, &[len as u32], &[value, dst()], len)?;
         }
         for region in regions {
             let params = copy_params(region)
                 .map_err(|problem| Error::Device { device: self.id, problem })?;
             let n = params[0] as usize;
             let src = Bound::array(operands[region.operand].buffer);
-            self.launch(op, COPY, &params, &[src, dst()], n)?;
+            self.launch(op, &copy_kernel, &params, &[src, dst()], n)?;
         }
         Ok(DeviceBuffer::new(self.id, out.dtype, len, result))
     }

@@ -51,6 +51,7 @@ pub(super) fn params(n: usize, dims: &[usize], bases: &[usize], inputs: &[&Acces
 pub(super) fn storage(dtype: DType) -> &'static str {
     match dtype {
         DType::F32 => "f32",
+        DType::F64 => "f64",
         DType::I32 => "i32",
         DType::U32 | DType::Bool => "u32",
         other => unreachable!("no WGSL storage for {other}"),
@@ -59,7 +60,24 @@ pub(super) fn storage(dtype: DType) -> &'static str {
 
 /// The dtypes kernels exist for.
 pub(super) fn computes(dtype: DType) -> bool {
-    matches!(dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
+    matches!(dtype, DType::F32 | DType::F64 | DType::I32 | DType::U32 | DType::Bool)
+}
+
+/// Why `op` over operands of `dtype` has no kernel, when it has none: the `float64`
+/// functions not yet written in f64 arithmetic (Vulkan's built-in ones take 32 bits at most).
+pub(super) fn refusal(op: ElementwiseOp, dtype: DType) -> Option<String> {
+    if dtype != DType::F64 {
+        return None;
+    }
+    let name = match op {
+        ElementwiseOp::Unary(UnaryOp::IntegerPow(_)) => return None,
+        ElementwiseOp::Unary(u) if unary_f64(u, &mut |n, _| n.to_string()).is_none() => u.op_name(),
+        ElementwiseOp::Binary(b) if binary_f64(b, &mut |n, _| n.to_string()).is_none() => {
+            b.op_name()
+        }
+        _ => return None,
+    };
+    Some(format!("{name} of float64 has no GPU kernel yet"))
 }
 
 /// The shader for `kernel`.
@@ -241,6 +259,9 @@ fn unary(op: UnaryOp, dtype: DType, call: &mut Call<'_>, private: &mut String) -
                 unreachable!("{} has no GPU kernel: its device_op says so", op.op_name())
             }
         },
+        DType::F64 => unary_f64(op, call).unwrap_or_else(|| {
+            unreachable!("{} of float64 has no GPU kernel: `refusal` says so", op.op_name())
+        }),
         DType::I32 => match op {
             Neg => "-x0".to_string(),
             // WGSL's abs of the most negative i32 is itself, as wrapping_abs.
@@ -266,6 +287,36 @@ fn unary(op: UnaryOp, dtype: DType, call: &mut Call<'_>, private: &mut String) -
     }
 }
 
+/// The expression of `op` on a `float64` operand, where there is a kernel for it.
+fn unary_f64(op: UnaryOp, call: &mut Call<'_>) -> Option<String> {
+    use UnaryOp::*;
+    let x = "x0";
+    Some(match op {
+        Neg => "-x0".to_string(),
+        Abs => "abs(x0)".to_string(),
+        Sign => call("sign_f64", x),
+        Square => "x0 * x0".to_string(),
+        Exp => call("exp_f64", x),
+        Exp2 => call("exp2_f64", x),
+        Log => call("log_f64", x),
+        Log1p => call("log1p_f64", x),
+        Expm1 => call("expm1_f64", x),
+        Sqrt => "sqrt(x0)".to_string(),
+        Rsqrt => "1.0lf / sqrt(x0)".to_string(),
+        Reciprocal => "1.0lf / x0".to_string(),
+        Sinh => call("sinh_f64", x),
+        Cosh => call("cosh_f64", x),
+        Tanh => call("tanh_f64", x),
+        Logistic => call("logistic_f64", x),
+        Floor => "floor(x0)".to_string(),
+        Ceil => "ceil(x0)".to_string(),
+        Round => "round(x0)".to_string(),
+        IsNan => call("is_nan_f64", x),
+        IsFinite => call("is_finite_f64", x),
+        _ => return None,
+    })
+}
+
 /// `powi(x) = x ** n` as the CPU computes it: for floats compiler-rt's `__powisf2` (square
 /// and multiply over the bits of `|n|`, then one reciprocal for negative `n`), unrolled for
 /// this `n`, so the products are the same ones in the same order; for integers the same
@@ -274,6 +325,7 @@ fn integer_pow(n: i32, dtype: DType) -> String {
     let ty = storage(dtype);
     let one = match dtype {
         DType::F32 => "1.0",
+        DType::F64 => "1.0lf",
         DType::I32 => "1",
         _ => "1u",
     };
@@ -291,7 +343,7 @@ fn integer_pow(n: i32, dtype: DType) -> String {
         body.push_str("    a = a * a;\n");
     }
     if n < 0 {
-        body.push_str("    return 1.0 / r;\n}\n");
+        body.push_str(&format!("    return {one} / r;\n}}\n"));
     } else {
         body.push_str("    return r;\n}\n");
     }
@@ -325,6 +377,9 @@ fn binary(op: BinaryOp, dtype: DType, call: &mut Call<'_>) -> String {
                 unreachable!("{} of float32 is refused by its shape rule", op.op_name())
             }
         },
+        DType::F64 => binary_f64(op, call).unwrap_or_else(|| {
+            unreachable!("{} of float64 has no GPU kernel: `refusal` says so", op.op_name())
+        }),
         DType::I32 | DType::U32 => {
             let (zero, all_ones) =
                 if dtype == DType::I32 { ("0", "-1") } else { ("0u", "0xffffffffu") };
@@ -369,6 +424,29 @@ fn binary(op: BinaryOp, dtype: DType, call: &mut Call<'_>) -> String {
     }
 }
 
+/// The expression of `op` on two `float64` operands, where there is a kernel for it.
+fn binary_f64(op: BinaryOp, call: &mut Call<'_>) -> Option<String> {
+    use BinaryOp::*;
+    let args = "x0, x1";
+    let infix = |sym: &str| format!("x0 {sym} x1");
+    Some(match op {
+        Add => infix("+"),
+        Sub => infix("-"),
+        Mul => infix("*"),
+        Div => infix("/"),
+        Rem => call("fmod_f64", args),
+        Max => call("max_f64", args),
+        Min => call("min_f64", args),
+        Eq => infix("=="),
+        Ne => "!(x0 == x1)".to_string(),
+        Lt => infix("<"),
+        Le => infix("<="),
+        Gt => "x1 < x0".to_string(),
+        Ge => "x1 <= x0".to_string(),
+        _ => return None,
+    })
+}
+
 /// `astype` between the kernel dtypes, with the CPU's rules: floats truncate toward zero and
 /// saturate into integers (NaN gives 0), integers wrap, anything nonzero (NaN too) is true,
 /// and integers round to the nearest float, ties to even.
@@ -389,6 +467,13 @@ fn convert(from: DType, to: DType, call: &mut Call<'_>) -> String {
         (Bool, F32) => "select(0.0, 1.0, x0)".to_string(),
         (Bool, I32) => "select(0, 1, x0)".to_string(),
         (Bool, U32) => "select(0u, 1u, x0)".to_string(),
+        // Every f32, i32 and u32 is an f64; f64 to f32 rounds to nearest even.
+        (F32 | I32 | U32, F64) => "f64(x0)".to_string(),
+        (F64, F32) => "f32(x0)".to_string(),
+        (F64, I32) => call("to_i32_f64", "x0"),
+        (F64, U32) => call("to_u32_f64", "x0"),
+        (F64, Bool) => "!(x0 == 0.0lf)".to_string(),
+        (Bool, F64) => "select(0.0lf, 1.0lf, x0)".to_string(),
         (a, b) => unreachable!("a conversion from {a} to {b} is a relabelling or has no kernel"),
     }
 }

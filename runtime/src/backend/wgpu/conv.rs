@@ -153,8 +153,8 @@ impl WgpuBackend {
         out: &Aval,
     ) -> Result<DeviceBuffer, Error> {
         let op = "conv_general_dilated";
-        // The shape rule admits floats only, and the GPU computes in float32.
-        if out.dtype != DType::F32 {
+        // The shape rule admits floats only; the GPU computes in float32 and float64.
+        if !matches!(out.dtype, DType::F32 | DType::F64) {
             return Err(self.unsupported_dtype(op, out.dtype));
         }
         if windows.output.len() > MAX_SPATIAL {

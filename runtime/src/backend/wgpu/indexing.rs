@@ -3,8 +3,8 @@
 //! a negative index counts from the end once; one still out of bounds is clamped (`Clip`) or
 //! reads the dtype's fill value / drops its update (`FillOrDrop`).
 //!
-//! A gather moves stored words without looking at them, so one kernel per index dtype
-//! serves every operand dtype (the fill value's bits come in the parameters). A scatter runs
+//! A gather moves stored words without looking at them, so one kernel per index dtype and
+//! element size serves every operand dtype (the fill value's bits come in the parameters). A scatter runs
 //! one invocation per `(outer, inner)` column of the output, each walking the indices in
 //! order, so repeated indices combine in the CPU's order and results match it bit for bit.
 
@@ -44,24 +44,27 @@ fn resolve(j: u32) -> i32 {{
     )
 }
 
-/// Parameters shared by both kernels: `outer, n, inner, m, clip`, then the fill bits.
-fn params(layout: [usize; 4], mode: IndexMode, fill: u32) -> Result<Vec<u32>, String> {
+/// Parameters shared by both kernels: `outer, n, inner, m, clip`, then the fill bits (low
+/// word, high word).
+fn params(layout: [usize; 4], mode: IndexMode, fill: u64) -> Result<Vec<u32>, String> {
     let mut words = Vec::new();
     for v in layout {
         words.push(u32::try_from(v).map_err(|_| format!("extent {v} does not fit 32 bits"))?);
     }
     words.push(u32::from(mode == IndexMode::Clip));
-    words.push(fill);
+    words.extend([fill as u32, (fill >> 32) as u32]);
     Ok(words)
 }
 
-/// `out[o, j, c] = src[o, resolve(j), c]`, or the fill bits `params[5]`.
-fn gather_kernel(index: DType) -> String {
-    let mut s = String::from(
+/// `out[o, j, c] = src[o, resolve(j), c]`, or the fill bits `params[5..7]`, for elements of
+/// one word (`u32`) or two (`vec2<u32>`).
+fn gather_kernel(index: DType, element: &str) -> String {
+    let fill = if element == "u32" { "params[5]" } else { "vec2<u32>(params[5], params[6])" };
+    let mut s = format!(
         "// rjax gather kernel
 @group(0) @binding(0) var<storage, read> params: array<u32>;
-@group(0) @binding(1) var<storage, read> src: array<u32>;
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<{element}>;
+@group(0) @binding(3) var<storage, read_write> out: array<{element}>;
 ",
     );
     s.push_str(&resolve_function(index));
@@ -83,7 +86,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
     let o = i / (inner * m);
     let k = resolve(j);
     if (k < 0) {{
-        out[i] = params[5];
+        out[i] = {fill};
     }} else {{
         out[i] = src[(o * n + u32(k)) * inner + c];
     }}
@@ -161,13 +164,15 @@ fn combining(op: ScatterOp, dtype: DType) -> Option<BinaryOp> {
     })
 }
 
-/// The stored bits an out-of-bounds gather reads: NaN, the most negative `int32`, the
-/// largest `uint32`, `true`.
-fn fill_bits(dtype: DType) -> u32 {
+/// The stored bits an out-of-bounds gather reads: NaN, the most negative signed integer,
+/// the largest unsigned one, `true`.
+fn fill_bits(dtype: DType) -> u64 {
     match dtype {
-        DType::F32 => f32::NAN.to_bits(),
-        DType::I32 => i32::MIN as u32,
-        _ => u32::MAX,
+        DType::F32 => f32::NAN.to_bits().into(),
+        DType::F64 => f64::NAN.to_bits(),
+        DType::I32 => i32::MIN as u32 as u64,
+        DType::I64 => i64::MIN as u64,
+        _ => u64::MAX,
     }
 }
 
@@ -204,7 +209,12 @@ impl WgpuBackend {
                     Bound::array(idx.buffer),
                     Bound::new(&result, out.dtype, len),
                 ];
-                self.launch("gather", &gather_kernel(index), &words, &bound, len)?;
+                let element = match super::element_bytes(out.dtype) {
+                    4 => "u32",
+                    8 => "vec2<u32>",
+                    _ => return Err(self.unsupported_dtype("gather", out.dtype)),
+                };
+                self.launch("gather", &gather_kernel(index, element), &words, &bound, len)?;
                 Ok(DeviceBuffer::new(self.id, out.dtype, len, result))
             }
             DeviceOp::Scatter { axis, op, mode } => {

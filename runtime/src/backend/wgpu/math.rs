@@ -62,6 +62,7 @@ fn deps(name: &str) -> &'static [&'static str] {
         "cosh_f32" => &["exp_xla"],
         "asinh_f32" | "acosh_f32" => &["log1p_xla", "log_xla"],
         "atanh_f32" => &["log1p_xla"],
+        _ if name.ends_with("_f64") => super::math64::deps(name),
         _ => &[],
     }
 }
@@ -333,6 +334,7 @@ pub(super) fn source(name: &str) -> String {
 }
 "
         .to_string(),
+        _ if name.ends_with("_f64") => super::math64::source(name),
         other => unreachable!("no WGSL helper {other}"),
     }
 }

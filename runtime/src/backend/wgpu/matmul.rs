@@ -36,18 +36,19 @@ impl Tiling {
         self.side * BLOCK
     }
 
-    /// Bytes of workgroup memory: one `tile x DEPTH` slice of each operand, 4-byte elements.
-    fn storage(self) -> u32 {
-        2 * self.tile() * DEPTH * 4
+    /// Bytes of workgroup memory: one `tile x DEPTH` slice of each operand, of elements of
+    /// `element` bytes.
+    fn storage(self, element: u32) -> u32 {
+        2 * self.tile() * DEPTH * element
     }
 
-    /// The largest tiling `limits` allow, if any.
-    fn fitting(limits: &wgpu::Limits) -> Option<Tiling> {
+    /// The largest tiling `limits` allow for elements of `element` bytes, if any.
+    fn fitting(limits: &wgpu::Limits, element: u32) -> Option<Tiling> {
         SIDES.into_iter().map(|side| Tiling { side }).find(|t| {
             t.side * t.side <= limits.max_compute_invocations_per_workgroup
                 && t.side
                     <= limits.max_compute_workgroup_size_x.min(limits.max_compute_workgroup_size_y)
-                && t.storage() <= limits.max_compute_workgroup_storage_size
+                && t.storage(element) <= limits.max_compute_workgroup_storage_size
         })
     }
 }
@@ -56,6 +57,7 @@ impl Tiling {
 fn scalar(dtype: DType) -> Option<&'static str> {
     match dtype {
         DType::F32 => Some("f32"),
+        DType::F64 => Some("f64"),
         DType::I32 => Some("i32"),
         DType::U32 => Some("u32"),
         _ => None,
@@ -174,10 +176,11 @@ impl WgpuBackend {
     ) -> Result<DeviceBuffer, Error> {
         let op = "dot_general";
         let ty = self.product_type(operands, out)?;
-        let tiling = Tiling::fitting(&self.limits).ok_or_else(|| Error::Device {
-            device: self.id,
-            problem: format!("{op}: the adapter's workgroup limits leave no room for a tile"),
-        })?;
+        let tiling = Tiling::fitting(&self.limits, super::element_bytes(out.dtype) as u32)
+            .ok_or_else(|| Error::Device {
+                device: self.id,
+                problem: format!("{op}: the adapter's workgroup limits leave no room for a tile"),
+            })?;
         let word = |v: usize| {
             u32::try_from(v).map_err(|_| Error::Device {
                 device: self.id,
@@ -237,12 +240,14 @@ mod tests {
     #[test]
     fn tiling_follows_the_limits() {
         let mut limits = wgpu::Limits::default();
-        assert_eq!(Tiling::fitting(&limits), Some(Tiling { side: 16 }));
+        assert_eq!(Tiling::fitting(&limits, 4), Some(Tiling { side: 16 }));
         limits.max_compute_invocations_per_workgroup = 128;
-        assert_eq!(Tiling::fitting(&limits), Some(Tiling { side: 8 }));
+        assert_eq!(Tiling::fitting(&limits, 4), Some(Tiling { side: 8 }));
         limits.max_compute_workgroup_storage_size = 2048;
-        assert_eq!(Tiling::fitting(&limits), Some(Tiling { side: 4 }));
+        assert_eq!(Tiling::fitting(&limits, 4), Some(Tiling { side: 4 }));
         limits.max_compute_workgroup_storage_size = 1024;
-        assert_eq!(Tiling::fitting(&limits), None);
+        assert_eq!(Tiling::fitting(&limits, 4), None);
+        limits.max_compute_workgroup_storage_size = 4096;
+        assert_eq!(Tiling::fitting(&limits, 8), Some(Tiling { side: 4 }));
     }
 }

@@ -25,6 +25,7 @@ mod codegen;
 mod conv;
 mod indexing;
 mod math;
+mod math64;
 mod matmul;
 mod reduce;
 mod threefry;
@@ -211,6 +212,37 @@ pub(super) fn fused_wgsl(
     codegen::fused(group, &inputs, layout.dims.len())
 }
 
+/// The optional features kernels use when the adapter has them: float64 arithmetic (with
+/// 64-bit integers, which `frexp` of an f64 gives) and float16 arithmetic in shaders.
+const WANTED: wgpu::Features = wgpu::Features::SHADER_F64
+    .union(wgpu::Features::SHADER_INT64)
+    .union(wgpu::Features::SHADER_F16);
+
+/// `RJAX_GPU_FEATURES_OFF`: adapter features not to use even where present, as a
+/// comma-separated list of `shader-f64` and `shader-f16`, so that a program can be tried as
+/// it would run on an adapter without them (Apple's GPUs have no float64).
+fn features_turned_off() -> Result<wgpu::Features, Error> {
+    let Ok(text) = std::env::var("RJAX_GPU_FEATURES_OFF") else {
+        return Ok(wgpu::Features::empty());
+    };
+    let mut off = wgpu::Features::empty();
+    for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        off |= match name {
+            "shader-f64" => wgpu::Features::SHADER_F64,
+            "shader-f16" => wgpu::Features::SHADER_F16,
+            _ => {
+                return Err(Error::Platform {
+                    platform: "gpu",
+                    problem: format!(
+                        "RJAX_GPU_FEATURES_OFF lists {name:?}; it takes shader-f64 and shader-f16"
+                    ),
+                })
+            }
+        };
+    }
+    Ok(off)
+}
+
 /// A compiled kernel and the layout of its bindings.
 struct Pipeline {
     pipeline: wgpu::ComputePipeline,
@@ -224,6 +256,8 @@ pub(crate) struct WgpuBackend {
     device: wgpu::Device,
     queue: wgpu::Queue,
     limits: wgpu::Limits,
+    /// The optional features opened (those of [`WANTED`] the adapter has).
+    features: wgpu::Features,
     pool: Arc<Pool>,
     /// Compiled kernels by their WGSL.
     pipelines: Mutex<HashMap<String, Arc<Pipeline>>>,
@@ -245,8 +279,10 @@ impl WgpuBackend {
         let id = Device::Gpu(index);
         let info = adapter.get_info();
         let limits = adapter.limits();
+        let features = adapter.features() & WANTED & !features_turned_off()?;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("rjax"),
+            required_features: features,
             required_limits: limits.clone(),
             ..Default::default()
         }))
@@ -261,6 +297,7 @@ impl WgpuBackend {
             device,
             queue,
             limits,
+            features,
             pool,
             pipelines: Mutex::new(HashMap::new()),
             recording: Mutex::new(Recording::default()),
@@ -296,12 +333,12 @@ impl WgpuBackend {
         cache.entry(wgsl.to_string()).or_insert(compiled).clone()
     }
 
-    /// The most elements of 4 bytes a window may span in one binding, keeping room to start
-    /// the binding at an aligned offset before the first.
-    fn window_elements(&self) -> usize {
+    /// The most elements of `element` bytes a window may span in one binding, keeping room
+    /// to start the binding at an aligned offset before the first.
+    fn window_elements(&self, element: u64) -> usize {
         let binding = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
         let align = u64::from(self.limits.min_storage_buffer_offset_alignment);
-        usize::try_from((binding - align) / 4).unwrap_or(usize::MAX)
+        usize::try_from((binding - align) / element).unwrap_or(usize::MAX)
     }
 
     /// Records commands with `encode`: into the open batch's encoder, or into one submitted
@@ -371,8 +408,16 @@ impl WgpuBackend {
 /// Bytes a device buffer of `len` elements of `dtype` holds: bool is stored as `u32`, and
 /// copies move multiples of 4 bytes.
 fn stored_bytes(dtype: DType, len: usize) -> u64 {
-    let element = if dtype == DType::Bool { 4 } else { dtype.size_of() };
-    ((len * element) as u64).div_ceil(4) * 4
+    (len as u64 * element_bytes(dtype)).div_ceil(4) * 4
+}
+
+/// Bytes of one stored element of `dtype`.
+fn element_bytes(dtype: DType) -> u64 {
+    if dtype == DType::Bool {
+        4
+    } else {
+        dtype.size_of() as u64
+    }
 }
 
 /// Writes the bytes of `host` as the device stores them into `view` (the stored size, padding
@@ -606,8 +651,26 @@ impl WgpuBackend {
 }
 
 impl Backend for WgpuBackend {
-    fn computes(&self, dtype: DType) -> bool {
-        codegen::computes(dtype)
+    fn computes(&self, dtype: DType) -> Result<(), String> {
+        let needs = match dtype {
+            DType::F64 => Some((
+                "SHADER_F64 and SHADER_INT64",
+                wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64,
+            )),
+            DType::F16 => Some(("SHADER_F16", wgpu::Features::SHADER_F16)),
+            _ => None,
+        };
+        if !codegen::computes(dtype) {
+            return Err(format!("no GPU kernel yet for {dtype} on {}", self.id));
+        }
+        match needs {
+            Some((name, feature)) if !self.features.contains(feature) => Err(format!(
+                "{dtype} on {} needs the adapter features {name}, which {} does not offer \
+                 (or RJAX_GPU_FEATURES_OFF turned off)",
+                self.id, self.name
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn run(
@@ -733,6 +796,15 @@ impl WgpuBackend {
             return self.fused_fold(group, operands, outs);
         }
         let op = "a fused group";
+        for o in &group.ops {
+            let dtype = match o.args[0] {
+                crate::backend::GroupValue::Operand(i) => operands[i].buffer.dtype(),
+                crate::backend::GroupValue::Op(k) => group.ops[k].dtype,
+            };
+            if let Some(why) = codegen::refusal(o.op, dtype) {
+                return Err(Error::Device { device: self.id, problem: format!("{op}: {why}") });
+            }
+        }
         let shape = &outs[0].shape;
         let shapes: Vec<&[usize]> = operands.iter().map(|o| o.shape).collect();
         let layout = Layout::new(shape, &shapes);
@@ -776,8 +848,19 @@ impl WgpuBackend {
             ElementwiseOp::Select => "select".to_string(),
             ElementwiseOp::Convert => "convert_element_type".to_string(),
         };
+        if let Some(why) = codegen::refusal(op, operands[0].buffer.dtype()) {
+            return Err(Error::Device { device: self.id, problem: why });
+        }
         let result = self.pool.take(Kind::Storage, stored_bytes(out.dtype, len), &op_name)?;
-        let windows = layout.windows(self.window_elements());
+        // Bytes per stored element of each operand, then of the result.
+        let sizes: Vec<u64> = operands
+            .iter()
+            .map(|o| o.buffer.dtype())
+            .chain([out.dtype])
+            .map(element_bytes)
+            .collect();
+        let widest = sizes.iter().copied().max().unwrap_or(4);
+        let windows = layout.windows(self.window_elements(widest));
         if windows.is_empty() {
             return Ok(DeviceBuffer::new(self.id, out.dtype, len, result));
         }
@@ -802,11 +885,12 @@ impl WgpuBackend {
         for w in &windows {
             let mut bases = Vec::new();
             let mut bound = Vec::new();
-            for &(start, span) in &w.spans {
-                let first = start as u64 * 4;
+            for (&(start, span), &size) in w.spans.iter().zip(&sizes) {
+                let first = start as u64 * size;
                 let offset = first / align * align;
-                bases.push(((first - offset) / 4) as usize);
-                bound.push((offset, first - offset + span as u64 * 4));
+                bases.push(((first - offset) / size) as usize);
+                // Whole words: a binding of 2-byte elements may end mid-word.
+                bound.push((offset, (first - offset + span as u64 * size).div_ceil(4) * 4));
             }
             params.push(codegen::params(w.len(), &w.dims, &bases, &accesses));
             ranges.push(bound);

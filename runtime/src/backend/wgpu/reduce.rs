@@ -1,7 +1,7 @@
 //! Reductions on wgpu: [`DeviceOp::Reduce`](crate::backend::DeviceOp::Reduce) (folds over
 //! any set of axes), [`DeviceOp::ArgReduce`](crate::backend::DeviceOp::ArgReduce) and
-//! [`DeviceOp::Cumulative`](crate::backend::DeviceOp::Cumulative), for `f32`, `i32`, `u32`
-//! and `bool`.
+//! [`DeviceOp::Cumulative`](crate::backend::DeviceOp::Cumulative), for `f32`, `f64`, `i32`,
+//! `u32` and `bool`.
 //!
 //! A fold reads its operand as `[kept..., reduced...]` through strides computed here, so any
 //! axes in any order fold without a transposed copy: the parameter buffer holds the kept
@@ -74,9 +74,10 @@ fn scan_op(op: CumOp) -> ReduceOp {
     }
 }
 
-/// The stored word of `op`'s identity in `dtype` (after [`bool_aware`]).
+/// The stored word of `op`'s identity in `dtype` (after [`bool_aware`]); for `f64`, the
+/// bits of the `f32` of the same value, which the kernel widens.
 fn identity(op: ReduceOp, dtype: DType) -> u32 {
-    let float = dtype == DType::F32;
+    let float = matches!(dtype, DType::F32 | DType::F64);
     match op {
         ReduceOp::Sum | ReduceOp::Or => 0,
         ReduceOp::Prod if float => 1f32.to_bits(),
@@ -95,6 +96,8 @@ fn identity(op: ReduceOp, dtype: DType) -> u32 {
 fn combine_expr(op: ReduceOp, ty: &str) -> (String, &'static [&'static str]) {
     let float = ty == "f32";
     match op {
+        ReduceOp::Max if ty == "f64" => ("max_f64(a, b)".into(), &["is_nan_f64", "max_f64"]),
+        ReduceOp::Min if ty == "f64" => ("min_f64(a, b)".into(), &["is_nan_f64", "min_f64"]),
         ReduceOp::Sum => ("a + b".into(), &[]),
         ReduceOp::Prod => ("a * b".into(), &[]),
         ReduceOp::Max if float => ("max_f32(a, b)".into(), &["is_nan", "max_f32"]),
@@ -131,7 +134,11 @@ fn value_definitions(op: ReduceOp, ty: &str, identity_word: &str) -> String {
     let mut s = String::new();
     // WGSL has no bitcast of a type to itself.
     let word = format!("params[{identity_word}]");
-    let identity = if ty == "u32" { word } else { format!("bitcast<{ty}>({word})") };
+    let identity = match ty {
+        "u32" => word,
+        "f64" => format!("f64(bitcast<f32>({word}))"),
+        _ => format!("bitcast<{ty}>({word})"),
+    };
     let _ = write!(
         s,
         "alias Acc = {ty};
@@ -162,15 +169,19 @@ fn bindings(ty: &str, out: &str, [src, dst]: [&Chunks; 2]) -> String {
 /// winner of two is the better value, or on a tie (two NaNs included) the lower index, so
 /// the combination is the same whichever order partial results meet in.
 fn arg_prelude(op: ArgOp, ty: &str, chunks: [&Chunks; 2]) -> String {
-    let float = ty == "f32";
     let mut s = bindings(ty, "i32", chunks);
     let cmp = match op {
         ArgOp::Max => ">",
         ArgOp::Min => "<",
     };
-    let beats = if float {
-        s.push_str(&math::source("is_nan"));
-        format!("c {cmp} b || (is_nan(c) && !is_nan(b))")
+    let is_nan = match ty {
+        "f32" => Some("is_nan"),
+        "f64" => Some("is_nan_f64"),
+        _ => None,
+    };
+    let beats = if let Some(is_nan) = is_nan {
+        s.push_str(&math::source(is_nan));
+        format!("c {cmp} b || ({is_nan}(c) && !{is_nan}(b))")
     } else {
         format!("c {cmp} b")
     };

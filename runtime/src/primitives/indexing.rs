@@ -11,6 +11,7 @@ use super::{bind1, describe, expect_arity, Aval, Primitive};
 use super::{BinaryOp, BroadcastInDim, Iota};
 use crate::array::Array;
 use crate::dtype::{DType, Element};
+use crate::exec::cpu::alloc;
 use crate::exec::cpu::copy::{self, AxisLayout};
 use crate::shape::ShapeDisplay;
 use crate::transform::ad::ops::{self, single_ct};
@@ -67,7 +68,7 @@ fn check_indexing(x: &Aval, idx: &Aval, axis: usize) -> Result<(), String> {
 
 /// The indices as `i64` (the kernels' index type).
 fn indices_i64(idx: &Array) -> Vec<i64> {
-    crate::with_buffer!(idx.buffer(), |v: T| v.iter().map(|&i| i.cast::<i64>()).collect())
+    crate::with_buffer!(idx.buffer(), |v: T| alloc::collect(v.iter().map(|&i| i.cast::<i64>())))
 }
 
 /// The operand's layout around `axis` for `m` indices.
@@ -315,7 +316,7 @@ impl Primitive for Scatter {
         let layout = layout(x.shape(), self.axis);
         let clip = self.mode.clips();
         let buffer = crate::with_buffer!(x.buffer(), |v: T| {
-            let mut dst = v.clone();
+            let mut dst = alloc::copy_of(v);
             let u = upd.as_slice::<T>().expect("checked by the shape rule");
             let combine: fn(T, T) -> T = match self.op {
                 ScatterOp::Set => |_, y| y,

@@ -483,15 +483,17 @@ impl Primitive for SearchSorted {
         let (ka, kq) = (keys(a, FloatOrder::Sort), keys(q, FloatOrder::Sort));
         let rows = a.size().checked_div(n).unwrap_or(0);
         let per_row = kq.len() / rows.max(1);
-        let found: Vec<usize> = kq
-            .iter()
-            .enumerate()
-            .map(|(p, &k)| if n == 0 { 0 } else { self.search(&ka[p / per_row * n..][..n], k) })
-            .collect();
+        let found = alloc::collect(kq.iter().enumerate().map(|(p, &k)| {
+            if n == 0 {
+                0
+            } else {
+                self.search(&ka[p / per_row * n..][..n], k)
+            }
+        }));
         let out = &outputs[0];
         let buffer = match out.dtype {
-            DType::I64 => Buffer::I64(found.iter().map(|&j| j as i64).collect()),
-            _ => Buffer::I32(found.iter().map(|&j| j as i32).collect()),
+            DType::I64 => Buffer::I64(alloc::collect(found.iter().map(|&j| j as i64))),
+            _ => Buffer::I32(alloc::collect(found.iter().map(|&j| j as i32))),
         };
         vec![Array::from_buffer(&out.shape, buffer, false)]
     }

@@ -796,11 +796,11 @@ impl sealed::Sealed for bf16 {
     /// accumulation in accuracy, at the cost of two temporary f32 copies of
     /// the operands.
     fn batched(lhs: &[Self], rhs: &[Self], shape: &Shape) -> Vec<Self> {
-        let widen = |xs: &[bf16]| xs.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+        let widen = |xs: &[bf16]| super::alloc::collect(xs.iter().map(|x| x.to_f32()));
         let lhs32 = widen(&lhs[..shape.lhs_len()]);
         let rhs32 = widen(&rhs[..shape.rhs_len()]);
         let out32 = <f32 as sealed::Sealed>::batched(&lhs32, &rhs32, shape);
-        out32.into_iter().map(bf16::from_f32).collect()
+        super::alloc::collect(out32.into_iter().map(bf16::from_f32))
     }
 }
 

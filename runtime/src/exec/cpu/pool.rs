@@ -141,9 +141,9 @@ fn reuse_small<T: Element>(bytes: usize) -> Option<Vec<T>> {
 /// Useful after a large computation, to lower the process's resident memory.
 ///
 /// ```
-/// let big = rjax::jnp::ones([1 << 20]);
+/// let big = rjax_runtime::jnp::ones([1 << 20]);
 /// drop(big); // its buffer goes to the pool
-/// rjax::release_pooled_memory();
+/// rjax_runtime::release_pooled_memory();
 /// ```
 pub fn release_pooled_memory() {
     let free = {

@@ -10,7 +10,7 @@ mod common;
 use std::sync::OnceLock;
 
 use common::gradcheck::check_grads;
-use common::{assert_close_as, golden_field, panic_text};
+use common::{assert_close_as, golden_field, panic_text, Weights};
 use rjax::jnp::linalg::NormOrd;
 use rjax::prelude::*;
 use rjax::scipy;
@@ -45,17 +45,6 @@ fn check(what: &str, got: &Array, want: &Array) {
 #[traceable]
 fn wsum(x: &Array) -> Array {
     (x * &Weights::like(x)).sum()
-}
-
-/// The generator's fixed weights, `(i % 5 - 1.5) / 2` in row-major order.
-struct Weights;
-
-impl Weights {
-    /// The weights of `x`'s shape and dtype (constants, also while `x` is traced).
-    fn like(x: &Array) -> Array {
-        let w: Vec<f64> = (0..x.size()).map(|i| ((i % 5) as f64 - 1.5) / 2.0).collect();
-        Array::from_shape_vec(x.shape(), w).astype(x.dtype())
-    }
 }
 
 #[traceable]

@@ -222,3 +222,14 @@ pub fn panic_text(f: impl FnOnce()) -> String {
         panic!("panic payload is not text")
     }
 }
+
+/// The fixed weights the linalg and fft goldens' generators sum outputs with, `(i % 5 - 1.5) / 2` in row-major order.
+pub struct Weights;
+
+impl Weights {
+    /// The weights of `x`'s shape and dtype (constants, also while `x` is traced).
+    pub fn like(x: &Array) -> Array {
+        let w: Vec<f64> = (0..x.size()).map(|i| ((i % 5) as f64 - 1.5) / 2.0).collect();
+        Array::from_shape_vec(x.shape(), w).astype(x.dtype())
+    }
+}

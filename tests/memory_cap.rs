@@ -46,6 +46,18 @@ fn fused_chain(x: &Array) -> Array {
     (x * 2.0 + 1.0).tanh() * x
 }
 
+#[jit]
+#[vmap(in_axes = (None, 0))]
+#[grad]
+fn per_example_grads(w: &Array, x: &Array) -> Array {
+    x.matmul(w).tanh().sum()
+}
+
+#[jit]
+fn scanned_products(c: &Array, xs: &Array) -> (Array, Array) {
+    lax::scan(|c: Array, x: Array| (&c + &x, c * x), c.clone(), xs.clone())
+}
+
 fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -201,6 +213,135 @@ fn cases() -> Vec<Case> {
                     let (q, r) = jnp::linalg::qr(&a);
                     let solved = jnp::linalg::solve(&a, &x);
                     vec![jnp::linalg::cholesky(&a), w, v, u, s, vt, q, r, solved, alone]
+                })
+            },
+        },
+        Case {
+            name: "scan stacking its outputs (eager and jit)",
+            result_bytes: 32 * M,
+            run: || {
+                let (c, xs) = (values(&[2048]), values(&[4096, 2048]));
+                Box::new(move || {
+                    let (last, ys) =
+                        lax::scan(|c: Array, x: Array| (&c + &x, c * x), c.clone(), xs.clone());
+                    let (jit_last, jit_ys) = scanned_products(&c, &xs);
+                    vec![last, ys, jit_last, jit_ys]
+                })
+            },
+        },
+        Case {
+            name: "per-example gradients (jit, vmap, grad)",
+            result_bytes: 32 * M,
+            run: || {
+                let (w, x) = (values(&[256, 128]), values(&[256, 4, 256]));
+                Box::new(move || vec![per_example_grads(&w, &x)])
+            },
+        },
+        Case {
+            name: "creation: arange, eye, linspace, full, tile, repeat, stack, one_hot",
+            result_bytes: 64 * M,
+            run: || {
+                let x = values(&[1024, 1024]);
+                let labels = jnp::remainder(jnp::arange(1 << 16), 1000);
+                Box::new(move || {
+                    vec![
+                        jnp::arange(4 * M),
+                        jnp::eye(2048),
+                        jnp::linspace(0.0, 1.0, 4 * M),
+                        jnp::full([4 * M], 2.5f32),
+                        jnp::tile(&x, [2, 2]),
+                        jnp::repeat(&x, 3, Some(0)),
+                        jnp::stack(&[x.clone(), x.clone()], 0),
+                        nn::one_hot(&labels, 64),
+                    ]
+                })
+            },
+        },
+        Case {
+            name: "samplers: randint, bernoulli, permutation, categorical, choice",
+            result_bytes: 64 * M,
+            run: || {
+                let key = random::key(3);
+                let logits = values(&[4096, 256]);
+                Box::new(move || {
+                    vec![
+                        random::randint(&key, [4 * M], 0, 100),
+                        random::bernoulli(&key, 0.3, [4 * M]),
+                        random::permutation(&key, 2 * M),
+                        random::categorical(&key, &logits, -1),
+                        random::choice(&key, 1 << 20, [1 << 19], false),
+                        random::choice(&key, 1 << 20, [2 * M], true),
+                    ]
+                })
+            },
+        },
+        Case {
+            name: "cumprod, batched einsum and a while loop",
+            result_bytes: 16 * M,
+            run: || {
+                let (a, b) = (values(&[64, 256, 256]), values(&[64, 256, 256]));
+                Box::new(move || {
+                    let (_, looped) = lax::while_loop(
+                        |(i, _): &(Array, Array)| i.lt(4),
+                        |(i, x): (Array, Array)| (i + 1, &x * 2.0 + 1.0),
+                        (Array::from(0), a.clone()),
+                    );
+                    vec![jnp::cumprod(&a, Some(2)), jnp::einsum("bij,bjk->bik", &[&a, &b]), looped]
+                })
+            },
+        },
+        Case {
+            name: "ndarray conversions",
+            result_bytes: 32 * M,
+            run: || {
+                let x = values(&[2048, 4096]);
+                // Column-major: converting it walks the elements into a new buffer.
+                let transposed = x.to_ndarray::<f32>().expect("f32").reversed_axes();
+                // Owned arrays to consume, one per call: a row-major one that starts past its
+                // buffer's start (copied), and a column-major one (walked).
+                let small = values(&[512, 512]).to_ndarray::<f32>().expect("f32");
+                let owned: Vec<_> = (0..32)
+                    .map(|i| {
+                        let a = small.clone();
+                        if i % 2 == 0 {
+                            a.slice_move(ndarray::s![1.., ..]).into_dyn()
+                        } else {
+                            a.reversed_axes()
+                        }
+                    })
+                    .collect();
+                let owned = std::cell::RefCell::new(owned);
+                Box::new(move || {
+                    let back = x.to_ndarray::<f32>().unwrap_or_else(|e| panic!("{e}"));
+                    let mut owned = owned.borrow_mut();
+                    let (a, b) =
+                        (owned.pop().expect("one a call"), owned.pop().expect("one a call"));
+                    vec![
+                        Array::from(&transposed),
+                        Array::from(back),
+                        Array::from(a),
+                        Array::from(b),
+                    ]
+                })
+            },
+        },
+        Case {
+            name: "checkpoint save and load",
+            result_bytes: 32 * M,
+            run: || {
+                let params = (values(&[2048, 2048]), values(&[2048, 2048]));
+                let dir = std::env::temp_dir().join(format!("rjax-memcap-{}", std::process::id()));
+                std::fs::create_dir_all(&dir).expect("a temporary directory");
+                let path = dir.join("params.safetensors");
+                rjax::checkpoint::save(&path, &params).expect("saved without a cap");
+                Box::new(move || {
+                    let again = dir.join("again.safetensors");
+                    if let Err(e) = rjax::checkpoint::save(again, &params) {
+                        panic!("{e}");
+                    }
+                    let (a, b) =
+                        rjax::checkpoint::load(&path, &params).unwrap_or_else(|e| panic!("{e}"));
+                    vec![a, b]
                 })
             },
         },

@@ -29,7 +29,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
@@ -37,6 +36,7 @@ use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use crate::array::Array;
 use crate::dtype::{DType, Element};
 use crate::error::Error;
+use crate::exec::cpu::alloc;
 use crate::tree::{self, Node, TreeDef, Unflatten};
 
 /// The metadata key holding the tree's structure as [`TreeDef`] prints it (not checked on
@@ -59,7 +59,12 @@ const CHECKSUM_PREFIX: &str = "rjax.crc32.";
 /// Traced arrays cannot be saved (call `save` outside `#[jit]`); two leaves with the same
 /// path (a struct's static field does not count) are impossible by construction.
 pub fn save<T: tree::Tree + ?Sized>(path: impl AsRef<Path>, tree: &T) -> Result<(), Error> {
+    // Memory for the tensors' bytes that runs out is an `Error::OutOfMemory`, not an abort.
     let path = path.as_ref();
+    alloc::try_run(|| alloc::named(|| "checkpoint::save".to_string(), || save_file(path, tree)))?
+}
+
+fn save_file<T: tree::Tree + ?Sized>(path: &Path, tree: &T) -> Result<(), Error> {
     let (leaves, def) = tree::flatten(tree);
     let names = tensor_names(&def);
     if let Some((name, leaf)) = names.iter().zip(&leaves).find(|(_, l)| l.dtype().is_complex()) {
@@ -84,9 +89,10 @@ pub fn save<T: tree::Tree + ?Sized>(path: impl AsRef<Path>, tree: &T) -> Result<
     for (name, data) in names.iter().zip(&bytes) {
         metadata.insert(format!("{CHECKSUM_PREFIX}{name}"), format!("{:08x}", checksum(data)));
     }
-    let serialized = safetensors::serialize(views, Some(metadata))
-        .map_err(|e| failure(path, None, e.to_string()))?;
-    write_atomically(path, &serialized)
+    // Streamed to the file: the whole file is never one buffer in memory.
+    write_atomically(path, |temp| {
+        safetensors::serialize_to_file(views, Some(metadata), temp).map_err(std::io::Error::other)
+    })
 }
 
 /// Loads the tree saved at `path`, checking it against `like`.
@@ -110,11 +116,18 @@ pub fn save<T: tree::Tree + ?Sized>(path: impl AsRef<Path>, tree: &T) -> Result<
 /// an error.
 pub fn load<T: Unflatten>(path: impl AsRef<Path>, like: &T) -> Result<T, Error> {
     // A file too large for memory is an `Error::OutOfMemory`, not an abort.
-    crate::exec::cpu::alloc::try_run(|| load_file(path.as_ref(), like))?
+    let path = path.as_ref();
+    alloc::try_run(|| alloc::named(|| "checkpoint::load".to_string(), || load_file(path, like)))?
 }
 
 fn load_file<T: Unflatten>(path: &Path, like: &T) -> Result<T, Error> {
-    let bytes = fs::read(path).map_err(|e| failure(path, None, format!("cannot read it: {e}")))?;
+    let bytes = fs::read(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::OutOfMemory {
+            let size = fs::metadata(path).map_or(usize::MAX, |m| m.len() as usize);
+            alloc::out_of_memory(size);
+        }
+        failure(path, None, format!("cannot read it: {e}"))
+    })?;
     let unreadable = |e: safetensors::SafeTensorError| {
         failure(path, None, format!("not a readable safetensors file (truncated or corrupt?): {e}"))
     };
@@ -388,9 +401,10 @@ fn read_leaf(
 fn leaf_bytes(leaf: &Array) -> Result<Vec<u8>, Error> {
     crate::with_real_dtype!(leaf.dtype(), |T| {
         let values = leaf.to_vec::<T>()?;
-        let mut out = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
+        // No overflow: an array's byte size fits in `isize`.
+        let mut out = alloc::with_capacity(values.len() * std::mem::size_of::<T>());
         for v in values {
-            out.extend_from_slice(&LeBytes::to_le(v));
+            v.write_le(&mut out);
         }
         Ok(out)
     })
@@ -399,20 +413,20 @@ fn leaf_bytes(leaf: &Array) -> Result<Vec<u8>, Error> {
 /// Elements from little-endian bytes (whose length safetensors has checked against the
 /// shape and dtype).
 fn decode<T: LeBytes>(data: &[u8]) -> Vec<T> {
-    data.chunks_exact(std::mem::size_of::<T>()).map(T::from_le).collect()
+    alloc::collect(data.chunks_exact(std::mem::size_of::<T>()).map(T::from_le))
 }
 
 /// Fixed-size little-endian encoding of one element.
 trait LeBytes: Element {
-    fn to_le(self) -> Vec<u8>;
+    fn write_le(self, out: &mut Vec<u8>);
     fn from_le(bytes: &[u8]) -> Self;
 }
 
 macro_rules! le_bytes {
     ($($t:ty),*) => {$(
         impl LeBytes for $t {
-            fn to_le(self) -> Vec<u8> {
-                self.to_le_bytes().to_vec()
+            fn write_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
             }
             fn from_le(bytes: &[u8]) -> Self {
                 <$t>::from_le_bytes(bytes.try_into().expect("one element's bytes"))
@@ -424,8 +438,8 @@ macro_rules! le_bytes {
 le_bytes!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
 
 impl LeBytes for bool {
-    fn to_le(self) -> Vec<u8> {
-        vec![u8::from(self)]
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
     }
     fn from_le(bytes: &[u8]) -> Self {
         bytes[0] != 0
@@ -455,9 +469,12 @@ fn array_dtype(dtype: Dtype) -> Option<DType> {
     DType::ALL.into_iter().filter(|d| !d.is_complex()).find(|&d| file_dtype(d) == dtype)
 }
 
-/// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it
-/// over `path` (a rename within one directory is atomic).
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+/// Has `write_temp` write a temporary file beside `path`, flushes it to disk, then renames
+/// it over `path` (a rename within one directory is atomic).
+fn write_atomically(
+    path: &Path,
+    write_temp: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> Result<(), Error> {
     let file_name = path
         .file_name()
         .ok_or_else(|| failure(path, None, "the path names no file".to_string()))?;
@@ -466,9 +483,8 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     temp_name.push(format!(".{}.tmp", std::process::id()));
     let temp = path.with_file_name(temp_name);
     let write = || -> std::io::Result<()> {
-        let mut file = fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
+        write_temp(&temp)?;
+        fs::File::open(&temp)?.sync_all()?;
         fs::rename(&temp, path)
     };
     write().map_err(|e| {

@@ -72,7 +72,10 @@ impl<T: Element> From<T> for Array {
     }
 }
 
+/// Copies (or moves) an `ndarray` into an array; out of memory for the copy is an unwinding
+/// panic naming the conversion, not an abort.
 impl<T: Element> From<ArrayD<T>> for Array {
+    #[track_caller]
     fn from(a: ArrayD<T>) -> Array {
         let shape = a.shape().to_vec();
         let data = if a.is_standard_layout() {
@@ -83,19 +86,29 @@ impl<T: Element> From<ArrayD<T>> for Array {
             if offset == 0 && raw.len() == n {
                 raw
             } else {
-                raw[offset..offset + n].to_vec()
+                from_ndarray_copy(|| alloc::copy_of(&raw[offset..offset + n]))
             }
         } else {
-            a.iter().copied().collect()
+            from_ndarray_copy(|| alloc::collect(a.iter().copied()))
         };
         Array::from_shape_vec(shape, data)
     }
 }
 
+/// Copies an `ndarray` into an array (out of memory is an unwinding panic, as for
+/// `From<ArrayD<T>>`).
 impl<T: Element> From<&ArrayD<T>> for Array {
+    #[track_caller]
     fn from(a: &ArrayD<T>) -> Array {
-        Array::from_shape_vec(a.shape(), a.iter().copied().collect())
+        let data = from_ndarray_copy(|| alloc::collect(a.iter().copied()));
+        Array::from_shape_vec(a.shape(), data)
     }
+}
+
+/// Runs a conversion's copy, naming the conversion if memory runs out.
+#[track_caller]
+fn from_ndarray_copy<T>(copy: impl FnOnce() -> Vec<T>) -> Vec<T> {
+    alloc::named(|| "Array::from(ndarray)".to_string(), copy)
 }
 
 impl<T: Element> TryFrom<&Array> for ArrayD<T> {

@@ -14,6 +14,10 @@ use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// Contracts `lhs` and `rhs` over paired axes, with paired batch axes. The output holds the
 /// batch axes, then `lhs`'s remaining axes, then `rhs`'s remaining axes, in order.
+///
+/// Complex operands multiply without conjugation, and the transposes do not conjugate either
+/// (JAX's convention for linear maps of complex values), so `grad` of a real-valued function
+/// of complex operands is JAX's.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DotGeneral {
     pub lhs_contract: Vec<usize>,

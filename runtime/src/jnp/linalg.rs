@@ -1,5 +1,6 @@
 //! Matrix products: `dot`, `matmul`, `outer`, `tensordot` and `einsum`, all lowered to the
-//! `dot_general` primitive (also at the top of [`jnp`](crate::jnp)); and the rest of
+//! `dot_general` primitive (also at the top of [`jnp`](crate::jnp)), for real and complex
+//! operands (complex products do not conjugate, as in NumPy); and the rest of
 //! `jax.numpy.linalg`: factorizations (`cholesky`, `eigh`, `qr`, `svd`), linear systems
 //! (`solve`, `inv`, `det`, `slogdet`, `lstsq`, `pinv`, `matrix_power`) and `norm`, on stacks of
 //! `float32`/`float64` matrices (`[..., m, n]`), computed on CPU. Sign conventions of

@@ -22,7 +22,7 @@ use rustfft::{FftDirection, FftNum, FftPlanner};
 use super::{bind1, expect_arity, Aval, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
-use crate::exec::cpu::alloc;
+use crate::exec::cpu::{alloc, pool};
 use crate::shape::ShapeDisplay;
 use crate::transform::ad::ops::{broadcast_to, convert, div, linear_jvp, mul, single_ct};
 use crate::transform::ad::{LinearArg, Tangent};
@@ -226,7 +226,9 @@ where
     Complex<F>: Element,
 {
     let (rank, k) = (shape.len(), lengths.len());
-    let mut data = alloc::copy_of(v);
+    // A pooled buffer: a fresh one of this size would page-fault in every page first.
+    let mut data = pool::take(v.len());
+    data.extend_from_slice(v);
     match fft_type {
         FftType::Fft | FftType::Ifft => {
             let direction = match fft_type {
@@ -342,7 +344,10 @@ fn transpose<T: Copy + Send + Sync>(src: &[T], dst: &mut [T], rows: usize, cols:
 }
 
 /// The unnormalized 1-d transform of every line of `data` (of `shape`) along `axis`, in place.
-fn along<F: Float>(data: &mut [Complex<F>], shape: &[usize], axis: usize, dir: FftDirection) {
+fn along<F: Float>(data: &mut [Complex<F>], shape: &[usize], axis: usize, dir: FftDirection)
+where
+    Complex<F>: Element,
+{
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     if data.is_empty() || n == 0 {
@@ -353,7 +358,7 @@ fn along<F: Float>(data: &mut [Complex<F>], shape: &[usize], axis: usize, dir: F
     }
     // The lines along an inner axis are strided: each block `[n, inner]` is transposed so
     // that they are consecutive, transformed, and transposed back.
-    let mut lined = zeros(data.len());
+    let mut lined = pool::take_for_overwrite(data.len(), Complex::new(F::zero(), F::zero()));
     for (block, out) in data.chunks_exact(n * inner).zip(lined.chunks_exact_mut(n * inner)) {
         transpose(block, out, n, inner);
     }
@@ -361,15 +366,21 @@ fn along<F: Float>(data: &mut [Complex<F>], shape: &[usize], axis: usize, dir: F
     for (block, out) in lined.chunks_exact(n * inner).zip(data.chunks_exact_mut(n * inner)) {
         transpose(block, out, inner, n);
     }
+    // Back to the pool for the next transform.
+    drop(Complex::<F>::wrap(lined));
 }
 
 /// `RFFT` of the real `v` (of `shape`) over its last `k` axes.
-fn rfft<F: Float>(v: &[F], shape: &[usize], k: usize) -> Vec<Complex<F>> {
+fn rfft<F: Float>(v: &[F], shape: &[usize], k: usize) -> Vec<Complex<F>>
+where
+    Complex<F>: Element,
+{
     let rank = shape.len();
     let n = shape[rank - 1];
     let m = n / 2 + 1;
     let rows = v.len() / n.max(1);
-    let mut out = zeros(rows * m);
+    // Every spectrum is written whole below, so a pooled buffer need not be cleared first.
+    let mut out = pool::take_for_overwrite(rows * m, Complex::new(F::zero(), F::zero()));
     if !v.is_empty() {
         let plan = real_forward_plan::<F>(n);
         let per_task = lines_per_task(n);

@@ -14,6 +14,10 @@ use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// Contracts `lhs` and `rhs` over paired axes, with paired batch axes. The output holds the
 /// batch axes, then `lhs`'s remaining axes, then `rhs`'s remaining axes, in order.
+///
+/// Complex operands multiply without conjugation, and the transposes do not conjugate either
+/// (JAX's convention for linear maps of complex values), so `grad` of a real-valued function
+/// of complex operands is JAX's.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DotGeneral {
     pub lhs_contract: Vec<usize>,
@@ -222,12 +226,6 @@ impl Primitive for DotGeneral {
         if lhs.dtype != rhs.dtype {
             return Err(format!("operands must have the same dtype, got {}", describe(inputs)));
         }
-        if lhs.dtype.is_complex() {
-            return Err(format!(
-                "complex matrix products are not implemented, got {}",
-                describe(inputs)
-            ));
-        }
         self.check_axes(lhs, rhs)?;
         let lfree = Self::free(lhs.shape.len(), &self.lhs_batch, &self.lhs_contract);
         let rfree = Self::free(rhs.shape.len(), &self.rhs_batch, &self.rhs_contract);
@@ -240,7 +238,7 @@ impl Primitive for DotGeneral {
 
     fn eval(&self, inputs: &[&Array], outputs: &[Aval]) -> Vec<Array> {
         let (lhs, rhs) = (inputs[0], inputs[1]);
-        let buffer = crate::with_real_buffer!(lhs.buffer(), |l: T| {
+        let buffer = crate::with_buffer!(lhs.buffer(), |l: T| {
             let r = rhs.as_slice::<T>().expect("the shape rule checked the dtypes agree");
             T::wrap(self.contract(l, lhs.shape(), r, rhs.shape()))
         });

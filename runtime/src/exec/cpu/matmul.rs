@@ -12,6 +12,7 @@
 //! | `f32`, small, one thread    | an unpacked AVX-512 or AVX2 kernel (`small_matmul`), else gemm |
 //! | `f32`, large, deep and wide, Zen 4 | an AVX-512 kernel packing only the right operand (`packed_matmul`) |
 //! | [`half::bf16`]              | widened to `f32`, `f32` gemm, rounded back once          |
+//! | `Complex<f32>`, `Complex<f64>` | the `gemm` crate's complex kernels (no conjugation)   |
 //! | `i8`..`i64`, `u8`..`u64`    | cache-blocked loop, wrapping (two's-complement) arithmetic |
 //! | `bool`                      | the same loop as OR of ANDs (numpy semantics)            |
 //!
@@ -42,6 +43,7 @@
 //! an all-zero result.
 
 use half::{bf16, f16};
+use num_complex::Complex;
 use rayon::prelude::*;
 
 /// Multiply-add count (`m * k * n`) from which one product is split over all
@@ -472,6 +474,18 @@ impl GemmFloat for f16 {
     const SPLIT_K: bool = false;
 }
 
+impl GemmFloat for Complex<f32> {
+    const ZERO: Self = Complex::new(0.0, 0.0);
+    const ONE: Self = Complex::new(1.0, 0.0);
+    const SPLIT_K: bool = true;
+}
+
+impl GemmFloat for Complex<f64> {
+    const ZERO: Self = Complex::new(0.0, 0.0);
+    const ONE: Self = Complex::new(1.0, 0.0);
+    const SPLIT_K: bool = true;
+}
+
 /// `dst = lhs @ rhs` through `gemm::gemm`, all three row-major, on up to
 /// `threads` threads.
 ///
@@ -481,7 +495,7 @@ impl GemmFloat for f16 {
 /// (each thread writes its own part of `dst`), and rows of `rhs` (ranges of
 /// `k`) for `m == 1`, whose per-thread partial rows are then added. That
 /// extra addition rounds once more per thread, so the `m == 1` split is only
-/// taken for f32 and f64 (`SPLIT_K`), not f16.
+/// taken for f32, f64 and complex types (`SPLIT_K`), not f16.
 fn gemm_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, threads: usize) {
     let Dims { m, k, n } = d;
     if k == 1 {
@@ -729,7 +743,8 @@ unsafe fn gemm_raw<T: GemmFloat>(
     // SAFETY: gemm computes dst := alpha*dst + beta*lhs@rhs (alpha unused because read_dst
     // is false, beta = 1) for an m x n `dst`, m x k `lhs` and k x n `rhs`, each given as
     // (column stride, row stride): the caller vouches for `dst`, and `lhs`, `rhs` lie within
-    // their slices. `T` is f32, f64 or f16 (sealed `GemmFloat`), the types gemm supports.
+    // their slices. `T` is f32, f64, f16, or `num_complex::Complex` of f32 or f64 (sealed
+    // `GemmFloat`): the types gemm supports, complex ones being gemm's own `c32`/`c64`.
     // gemm joins its worker threads before returning, so no pointer outlives its borrow.
     unsafe {
         gemm::gemm(
@@ -786,7 +801,7 @@ macro_rules! impl_gemm_float {
     )*};
 }
 
-impl_gemm_float!(f32, f64, f16);
+impl_gemm_float!(f32, f64, f16, Complex<f32>, Complex<f64>);
 
 impl sealed::Sealed for bf16 {
     /// gemm has no bf16 kernel, so the operands are widened to f32 (exact:

@@ -6,7 +6,7 @@
 
 // The constants are the sources' as published (more digits than an f64 holds), so that they
 // can be checked against them.
-#![allow(clippy::excessive_precision, clippy::unreadable_literal)]
+#![allow(clippy::excessive_precision, clippy::unreadable_literal, clippy::approx_constant)]
 
 use std::fmt::Write as _;
 

@@ -10,7 +10,7 @@
 
 // The constants are musl's as published (more digits than an f64 holds), so that they can be
 // checked against the source.
-#![allow(clippy::excessive_precision, clippy::unreadable_literal)]
+#![allow(clippy::excessive_precision, clippy::unreadable_literal, clippy::approx_constant)]
 
 use super::math64::{fill, NAN_F64};
 

@@ -42,14 +42,14 @@ pub fn output(name: &str, i: usize) -> Array {
 pub fn input(name: &str, var: &str) -> Array {
     let x = leaf_to_array(&case(name)["inputs"][var]);
     match golden_device() {
-        Some(gpu) if gpu_dtype(x.dtype()) => rjax::device::device_put(&x, gpu),
+        Some(gpu) if gpu_dtype(x.dtype(), gpu) => rjax::device::device_put(&x, gpu),
         _ => x,
     }
 }
 
 /// Where the golden cases' inputs go: `gpu:0` with `RJAX_GOLDEN_DEVICE=gpu` (and the `gpu`
 /// feature), so that the same tests check the GPU backend against JAX's values; otherwise
-/// the host. Inputs of dtypes without GPU kernels stay on the host.
+/// the host. Inputs of dtypes without GPU kernels there stay on the host.
 pub fn golden_device() -> Option<Device> {
     if std::env::var("RJAX_GOLDEN_DEVICE").as_deref() != Ok("gpu") {
         return None;
@@ -73,9 +73,23 @@ pub fn to_host(x: &Array) -> Array {
     }
 }
 
-/// The dtypes the GPU backend computes in.
-fn gpu_dtype(dtype: DType) -> bool {
-    matches!(dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
+/// The dtypes the GPU backend computes in on `gpu`: float64 where the adapter has it
+/// (`SHADER_F64`, which Apple's GPUs lack).
+fn gpu_dtype(dtype: DType, gpu: Device) -> bool {
+    match dtype {
+        DType::F32 | DType::I32 | DType::U32 | DType::Bool => true,
+        DType::F64 => computes_float64(gpu),
+        _ => false,
+    }
+}
+
+/// Whether `gpu` runs a float64 kernel (asked once, by negating a float64 array there).
+fn computes_float64(gpu: Device) -> bool {
+    static ANSWER: OnceLock<bool> = OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        let x = rjax::device::device_put(&rjax::jnp::array([1.0f64]), gpu);
+        catch_unwind(AssertUnwindSafe(|| (-&x).to_vec::<f64>())).is_ok()
+    })
 }
 
 fn float_of(v: &Value) -> f64 {

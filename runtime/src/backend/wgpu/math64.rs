@@ -30,6 +30,20 @@ pub(super) fn lit(x: f64) -> String {
 /// a compiler may fold `inf - inf` to 0).
 const INF: &str = "f64(bitcast<f32>(0x7f800000u))";
 const NAN: &str = "f64(bitcast<f32>(0x7fc00000u))";
+pub(super) const NAN_F64: &str = NAN;
+
+/// `template` with `$NAN`, `$INF` and `$NAME` for each of `constants` replaced by their WGSL
+/// literals (longer names first, so that `$T1` does not take the start of `$T12`).
+pub(super) fn fill(template: &str, constants: &[(&str, f64)]) -> String {
+    let mut sorted = constants.to_vec();
+    sorted.sort_by_key(|(name, _)| std::cmp::Reverse(name.len()));
+    let mut s = template.replace("$NAN", NAN).replace("$INF", INF);
+    for (name, value) in sorted {
+        s = s.replace(&format!("${name}"), &lit(value));
+    }
+    debug_assert!(!s.contains('$'), "a constant is missing from {s}");
+    s
+}
 
 /// The functions `name` calls.
 pub(super) fn deps(name: &str) -> &'static [&'static str] {
@@ -44,7 +58,9 @@ pub(super) fn deps(name: &str) -> &'static [&'static str] {
         "logistic_f64" => &["exp_f64"],
         "exp2_f64" => &["exp_f64", "scale_f64", "is_nan_f64"],
         "sinh_f64" | "cosh_f64" => &["expm1_f64", "exp_f64"],
-        _ => &[],
+        _ => super::math64_trig::deps(name)
+            .or_else(|| super::math64_special::deps(name))
+            .unwrap_or(&[]),
     }
 }
 
@@ -188,7 +204,9 @@ pub(super) fn source(name: &str) -> String {
             tiny = lit(2f64.powi(-26))
         ),
         "fmod_f64" => fmod(),
-        other => unreachable!("no WGSL helper {other}"),
+        other => super::math64_trig::source(other)
+            .or_else(|| super::math64_special::source(other))
+            .unwrap_or_else(|| unreachable!("no WGSL helper {other}")),
     }
 }
 

@@ -26,6 +26,8 @@ mod conv;
 mod indexing;
 mod math;
 mod math64;
+mod math64_special;
+mod math64_trig;
 mod matmul;
 mod reduce;
 mod threefry;

@@ -482,7 +482,8 @@ mod tests {
                 .map(|call| {
                     launch("inner", 2, |j| {
                         let (_, all) =
-                            exchange("test", "outer", value((100 * call + 10 * i + j) as f32)).unwrap();
+                            exchange("test", "outer", value((100 * call + 10 * i + j) as f32))
+                                .unwrap();
                         all.iter().map(scalar).collect::<Vec<_>>()
                     })
                 })

@@ -310,7 +310,8 @@ impl Primitive for PsumScatter {
     }
 
     fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
-        let Some((me, values)) = spmd::exchange(&self.name(), &self.axis_name, inputs[0].clone()) else {
+        let Some((me, values)) = spmd::exchange(&self.name(), &self.axis_name, inputs[0].clone())
+        else {
             unbound("psum_scatter", std::slice::from_ref(&self.axis_name))
         };
         vec![lane(&combine(CollectiveOp::Sum, &values), Some(0), me)]
@@ -390,7 +391,8 @@ impl Primitive for Ppermute {
     }
 
     fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
-        let Some((me, values)) = spmd::exchange(&self.name(), &self.axis_name, inputs[0].clone()) else {
+        let Some((me, values)) = spmd::exchange(&self.name(), &self.axis_name, inputs[0].clone())
+        else {
             unbound("ppermute", std::slice::from_ref(&self.axis_name))
         };
         let out = match self.source_of(me) {

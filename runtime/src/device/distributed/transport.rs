@@ -10,8 +10,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use mpi::environment::Threading;
-use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::point_to_point::MatchedReceiveVec;
+use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Destination, Source};
 
 use crate::array::buffer::Buffer;
@@ -160,13 +160,15 @@ fn receive_headers(comm: &SimpleCommunicator, header: &str) -> Vec<(usize, Strin
     let mut pause = std::time::Duration::from_micros(1);
     while !waiting.is_empty() {
         let before = waiting.len();
-        waiting.retain(|&r| match comm.process_at_rank(r).immediate_matched_probe_with_tag(HEADER_TAG) {
-            Some(matched) => {
-                let (bytes, _) = matched.matched_receive_vec::<u8>();
-                got.push((r as usize, String::from_utf8_lossy(&bytes).into_owned()));
-                false
+        waiting.retain(|&r| {
+            match comm.process_at_rank(r).immediate_matched_probe_with_tag(HEADER_TAG) {
+                Some(matched) => {
+                    let (bytes, _) = matched.matched_receive_vec::<u8>();
+                    got.push((r as usize, String::from_utf8_lossy(&bytes).into_owned()));
+                    false
+                }
+                None => true,
             }
-            None => true,
         });
         if waiting.len() < before {
             pause = std::time::Duration::from_micros(1);
@@ -193,8 +195,10 @@ fn to_bytes(x: &Array) -> Vec<u8> {
     crate::with_buffer!(host.buffer(), |v: T| {
         // SAFETY: every element type is plain data without padding (numbers, bool, pairs of
         // floats), so its bytes are initialized; the slice covers exactly `v`.
-        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(&v[..])) }
-            .to_vec()
+        unsafe {
+            std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(&v[..]))
+        }
+        .to_vec()
     })
 }
 
@@ -216,7 +220,11 @@ fn elements<T: Element>(bytes: &[u8]) -> Buffer {
     // them (a non-bool numeric type, for which every bit pattern is a value), and the two
     // regions are distinct allocations.
     unsafe {
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), n * std::mem::size_of::<T>());
+        std::ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            out.as_mut_ptr().cast::<u8>(),
+            n * std::mem::size_of::<T>(),
+        );
         out.set_len(n);
     }
     T::wrap(out)

@@ -197,7 +197,7 @@ fn broken_on_rank_one(x: &Array) -> Array {
 /// A body whose gradient crosses processes: `psum`'s transpose is a `psum`.
 #[traceable]
 fn body(w: &Array, x: &Array) -> Array {
-    let shared = lax::psum(&(x * w).sin(), "i");
+    let shared = lax::psum((x * w).sin(), "i");
     (shared * x).sum()
 }
 

@@ -15,7 +15,7 @@
 //! implicit copy. Reading values (`to_vec`, `item`, printing) copies to the host.
 //!
 //! With the `distributed` feature, processes started by `mpirun` join into one set of global
-//! devices ([`distributed`]), which a top-level `pmap` spans.
+//! devices (the `distributed` module), which a top-level `pmap` spans.
 //!
 //! ```
 //! use rjax_runtime::{device, jnp};

@@ -11,6 +11,11 @@ pub use rjax_macros::{
 };
 pub use rjax_runtime::*;
 
+/// Several processes as one set of global devices, over MPI (`jax.distributed`; feature
+/// `distributed`, see README, "Several machines").
+#[cfg(feature = "distributed")]
+pub use rjax_runtime::device::distributed;
+
 /// Prints arrays when the program runs, inside traced functions too (`jax.debug.print`):
 /// `rjax::debug_print!("x = {}, y = {}", x, y)`. Each `{}` takes one array.
 #[macro_export]

@@ -14,6 +14,9 @@
 //! operands live: operands committed to different devices are an error naming both, never an
 //! implicit copy. Reading values (`to_vec`, `item`, printing) copies to the host.
 //!
+//! With the `distributed` feature, processes started by `mpirun` join into one set of global
+//! devices (the `distributed` module), which a top-level `pmap` spans.
+//!
 //! ```
 //! use rjax_runtime::{device, jnp};
 //! let cpus = device::cpu_devices();
@@ -21,6 +24,8 @@
 //! assert_eq!(x.device(), cpus[cpus.len() - 1]);
 //! ```
 
+#[cfg(feature = "distributed")]
+pub mod distributed;
 pub mod spmd;
 
 use std::fmt;
@@ -86,6 +91,12 @@ pub fn device_count() -> usize {
             _ => panic!("RJAX_CPU_DEVICES must be a positive integer, got {text:?}"),
         }
     })
+}
+
+/// Whether the number of virtual CPU devices is already fixed.
+#[cfg(feature = "distributed")]
+fn device_count_is_fixed() -> bool {
+    CPU_DEVICES.get().is_some()
 }
 
 /// Sets the number of virtual CPU devices. Must come before anything asks for the devices

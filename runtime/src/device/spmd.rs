@@ -16,6 +16,12 @@
 //! A panic on one shard marks every `Comm` its thread belongs to as failed, which wakes the
 //! members waiting there; the launch then panics on the caller's thread with the first
 //! shard's own message, never hanging.
+//!
+//! With the `distributed` feature, a top-level launch in a process that joined others spans
+//! them all (see `distributed`): its axis has every process's shards, this process's being
+//! members `rank * size..(rank + 1) * size`. A collective meets the local members here, then
+//! the last of them to arrive trades the process's values with the other processes in one
+//! MPI call for all of them. A failed launch tells the other processes.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -82,10 +88,11 @@ impl Platform {
 /// this axis each has done before.
 type Key = (Vec<usize>, Vec<u64>, u64);
 
-/// One collective's meeting point: a value per member.
+/// One collective's meeting point: a value per local member, then every member's.
 struct Slot {
     values: Vec<Option<Array>>,
     arrived: usize,
+    all: Option<Vec<Array>>,
     taken: usize,
 }
 
@@ -97,7 +104,10 @@ struct CommState {
 
 /// The communicator of one launch's axis, shared by all its threads.
 pub(crate) struct Comm {
+    /// The members in this process.
     size: usize,
+    /// Whether the axis spans other processes too.
+    across_processes: bool,
     state: Mutex<CommState>,
     ready: Condvar,
 }
@@ -106,30 +116,50 @@ pub(crate) struct Comm {
 const STOPPED: &str = "stopped because another device failed";
 
 impl Comm {
-    fn new(size: usize) -> Comm {
-        Comm { size, state: Mutex::new(CommState::default()), ready: Condvar::new() }
+    fn new(size: usize, across_processes: bool) -> Comm {
+        Comm {
+            size,
+            across_processes,
+            state: Mutex::new(CommState::default()),
+            ready: Condvar::new(),
+        }
     }
 
-    /// Contributes `value` as member `index` and returns every member's value, in order.
-    fn exchange(&self, key: Key, index: usize, value: Array) -> Vec<Array> {
+    /// Contributes `value` as local member `local` and returns every member's value, in
+    /// order (`what` names the collective to the other processes).
+    fn exchange(&self, key: Key, local: usize, value: Array, what: &str) -> Vec<Array> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let size = self.size;
         let slot = state.slots.entry(key.clone()).or_insert_with(|| Slot {
             values: vec![None; size],
             arrived: 0,
+            all: None,
             taken: 0,
         });
-        slot.values[index] = Some(value);
+        slot.values[local] = Some(value);
         slot.arrived += 1;
+        if slot.arrived == size {
+            let values: Vec<Array> =
+                slot.values.iter_mut().map(|v| v.take().expect("every member arrived")).collect();
+            let all = if self.across_processes {
+                drop(state);
+                let all = self.across(what, &values);
+                state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                all
+            } else {
+                values
+            };
+            state.slots.get_mut(&key).expect("a slot stays until all members read it").all =
+                Some(all);
+        }
         self.ready.notify_all();
         loop {
             if let Some(failure) = &state.failure {
                 panic!("{STOPPED} ({failure})");
             }
             let slot = state.slots.get_mut(&key).expect("a slot stays until all members read it");
-            if slot.arrived == size {
-                let values: Vec<Array> =
-                    slot.values.iter().map(|v| v.clone().expect("every member arrived")).collect();
+            if let Some(all) = &slot.all {
+                let values = all.clone();
                 slot.taken += 1;
                 if slot.taken == size {
                     state.slots.remove(&key);
@@ -138,6 +168,22 @@ impl Comm {
             }
             state = self.ready.wait(state).unwrap_or_else(|e| e.into_inner());
         }
+    }
+
+    /// Every process's values, from this process's: a failure fails this launch too, so
+    /// that the local members waiting for the result wake.
+    #[cfg(feature = "distributed")]
+    fn across(&self, what: &str, values: &[Array]) -> Vec<Array> {
+        catch_unwind(AssertUnwindSafe(|| super::distributed::all_gather(what, values)))
+            .unwrap_or_else(|payload| {
+                self.fail(&panic_text(&*payload));
+                std::panic::resume_unwind(payload)
+            })
+    }
+
+    #[cfg(not(feature = "distributed"))]
+    fn across(&self, _what: &str, _values: &[Array]) -> Vec<Array> {
+        unreachable!("only the distributed feature makes launches across processes")
     }
 
     fn fail(&self, message: &str) {
@@ -151,8 +197,11 @@ impl Comm {
 #[derive(Clone)]
 struct Frame {
     name: String,
+    /// The position on the axis and its size, over all processes it spans.
     index: usize,
     size: usize,
+    /// The position among this process's members.
+    local: usize,
     comm: Arc<Comm>,
     /// Which of its parent thread's launches made this axis.
     launch: u64,
@@ -211,15 +260,17 @@ pub(crate) fn run_shards<R: Send>(
             platform.more_devices_hint(size)
         );
     }
-    let comm = Arc::new(Comm::new(size));
+    let (rank, processes) = if parent.frames.is_empty() { spanned_processes() } else { (0, 1) };
+    let comm = Arc::new(Comm::new(size, processes > 1));
     let results: Vec<Result<R, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..size)
             .map(|index| {
                 let mut context = parent.clone();
                 context.frames.push(Frame {
                     name: name.to_string(),
-                    index,
-                    size,
+                    index: rank * size + index,
+                    size: processes * size,
+                    local: index,
                     comm: comm.clone(),
                     launch: parent.launches,
                 });
@@ -249,10 +300,50 @@ pub(crate) fn run_shards<R: Send>(
         }
     }
     if let Some((index, message)) = first_failure {
-        panic!("pmap over `{name}`: device {index} of {size} failed: {message}");
+        let failure = format!(
+            "pmap over `{name}`: device {} of {} failed: {message}",
+            rank * size + index,
+            processes * size
+        );
+        if processes > 1 {
+            tell_other_processes(&failure);
+        }
+        panic!("{failure}");
     }
     outputs
 }
+
+/// This process's index and the number of processes a top-level launch spans.
+#[cfg(feature = "distributed")]
+pub(crate) fn spanned_processes() -> (usize, usize) {
+    super::distributed::spanning().unwrap_or((0, 1))
+}
+
+/// This process's index and the number of processes a top-level launch spans.
+#[cfg(not(feature = "distributed"))]
+pub(crate) fn spanned_processes() -> (usize, usize) {
+    (0, 1)
+}
+
+/// `f()`, which builds a launch across processes when `across` is set: if it panics, the
+/// other processes are told (they would wait for this one at the launch's collectives).
+pub(crate) fn telling_other_processes<R>(across: bool, f: impl FnOnce() -> R) -> R {
+    if !across {
+        return f();
+    }
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        tell_other_processes(&format!("tracing pmap's function: {}", panic_text(&*payload)));
+        std::panic::resume_unwind(payload)
+    })
+}
+
+#[cfg(feature = "distributed")]
+fn tell_other_processes(failure: &str) {
+    super::distributed::tell_failure(failure);
+}
+
+#[cfg(not(feature = "distributed"))]
+fn tell_other_processes(_failure: &str) {}
 
 /// Runs one shard with its context installed; a panic fails every axis it belongs to.
 fn run_one<R>(context: Context, shard: impl FnOnce() -> R) -> Result<R, String> {
@@ -310,19 +401,31 @@ pub(crate) fn axis_index(name: &str) -> Option<usize> {
 }
 
 /// Every member's value of `value` along axis `name`, in member order, and this thread's
-/// position; `None` when no launch bound `name` here.
-pub(crate) fn exchange(name: &str, value: Array) -> Option<(usize, Vec<Array>)> {
-    let (comm, key, index) = CONTEXT.with(|c| {
+/// position; `None` when no launch bound `name` here. `op` names the collective.
+///
+/// # Panics
+/// For an axis across processes reached from a nested launch's thread: the processes could
+/// not tell its groups of inner members apart.
+pub(crate) fn exchange(op: &str, name: &str, value: Array) -> Option<(usize, Vec<Array>)> {
+    let (comm, key, index, local) = CONTEXT.with(|c| {
         let mut c = c.borrow_mut();
         let k = c.frames.iter().rposition(|f| f.name == name)?;
+        if c.frames[k].comm.across_processes && k + 1 < c.frames.len() {
+            panic!(
+                "{op} over `{name}`: an axis across processes takes collectives only from its \
+                 own pmap's devices, not from a pmap nested inside it"
+            );
+        }
         let others: Vec<usize> =
             c.frames.iter().enumerate().filter(|(j, _)| *j != k).map(|(_, f)| f.index).collect();
         let launches: Vec<u64> = c.frames[k + 1..].iter().map(|f| f.launch).collect();
         let done = c.done[k];
         c.done[k] += 1;
-        Some((c.frames[k].comm.clone(), (others, launches, done), c.frames[k].index))
+        let frame = &c.frames[k];
+        Some((frame.comm.clone(), (others, launches, done), frame.index, frame.local))
     })?;
-    let values = comm.exchange(key, index, value);
+    let what = format!("{op} over `{name}` ({} members)", comm.size);
+    let values = comm.exchange(key, local, value, &what);
     Some((index, values.iter().map(arrive).collect()))
 }
 
@@ -360,7 +463,7 @@ mod tests {
         let out = launch("i", 4, |d| {
             (0..3)
                 .map(|round| {
-                    let (me, all) = exchange("i", value((10 * round + d) as f32)).unwrap();
+                    let (me, all) = exchange("test", "i", value((10 * round + d) as f32)).unwrap();
                     assert_eq!(me, d);
                     all.iter().map(scalar).sum::<f32>()
                 })
@@ -379,7 +482,8 @@ mod tests {
                 .map(|call| {
                     launch("inner", 2, |j| {
                         let (_, all) =
-                            exchange("outer", value((100 * call + 10 * i + j) as f32)).unwrap();
+                            exchange("test", "outer", value((100 * call + 10 * i + j) as f32))
+                                .unwrap();
                         all.iter().map(scalar).collect::<Vec<_>>()
                     })
                 })
@@ -402,7 +506,7 @@ mod tests {
                 if d == 2 {
                     panic!("device two broke");
                 }
-                exchange("i", value(1.0)).unwrap();
+                exchange("test", "i", value(1.0)).unwrap();
             })
         })
         .expect_err("the launch must fail");
@@ -412,7 +516,7 @@ mod tests {
 
     #[test]
     fn outside_a_launch_no_axis_is_bound() {
-        assert!(exchange("i", value(1.0)).is_none());
+        assert!(exchange("test", "i", value(1.0)).is_none());
         assert_eq!(axis_index("i"), None);
     }
 

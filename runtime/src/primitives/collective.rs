@@ -84,7 +84,7 @@ impl Primitive for Collective {
     fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
         let mut value = inputs[0].clone();
         for axis in &self.axes {
-            let Some((_, values)) = spmd::exchange(axis, value) else {
+            let Some((_, values)) = spmd::exchange(&self.name(), axis, value) else {
                 unbound(&self.name(), &self.axes)
             };
             value = combine(self.op, &values);
@@ -186,7 +186,7 @@ impl Primitive for AllGather {
     }
 
     fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
-        match spmd::exchange(&self.axis_name, inputs[0].clone()) {
+        match spmd::exchange(&self.name(), &self.axis_name, inputs[0].clone()) {
             Some((_, values)) => vec![stack(&values)],
             None => unbound("all_gather", std::slice::from_ref(&self.axis_name)),
         }
@@ -310,7 +310,8 @@ impl Primitive for PsumScatter {
     }
 
     fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
-        let Some((me, values)) = spmd::exchange(&self.axis_name, inputs[0].clone()) else {
+        let Some((me, values)) = spmd::exchange(&self.name(), &self.axis_name, inputs[0].clone())
+        else {
             unbound("psum_scatter", std::slice::from_ref(&self.axis_name))
         };
         vec![lane(&combine(CollectiveOp::Sum, &values), Some(0), me)]
@@ -390,7 +391,8 @@ impl Primitive for Ppermute {
     }
 
     fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
-        let Some((me, values)) = spmd::exchange(&self.axis_name, inputs[0].clone()) else {
+        let Some((me, values)) = spmd::exchange(&self.name(), &self.axis_name, inputs[0].clone())
+        else {
             unbound("ppermute", std::slice::from_ref(&self.axis_name))
         };
         let out = match self.source_of(me) {

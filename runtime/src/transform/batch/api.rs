@@ -118,7 +118,11 @@ pub fn pmap<R: Tree>(spec: Vmap<'_>, params: Vec<Flat>, body: impl FnOnce(Vec<Fl
     }
     let example = example_avals(&leaves, &dims);
     let axis_name = spec.axis_name.unwrap_or(UNNAMED_PMAP_AXIS);
-    let traced = axes::with_axis(axis_name, size, || trace_params(&params, &example, body));
+    // Across processes, the axis the body's collectives see has every process's shards.
+    let processes = if spmd::in_shard() { 1 } else { spmd::spanned_processes().1 };
+    let traced = spmd::telling_other_processes(processes > 1, || {
+        axes::with_axis(axis_name, size * processes, || trace_params(&params, &example, body))
+    });
     let mut args: Vec<Array> = leaves.into_iter().cloned().collect();
     args.extend(traced.captured.iter().cloned());
     dims.resize(args.len(), None);

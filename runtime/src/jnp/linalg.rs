@@ -132,6 +132,114 @@ pub fn outer(a: &Array, b: &Array) -> Array {
     super::multiply(&a, &b)
 }
 
+/// The inner product over the last axes of `a` and `b` (`jnp.inner`): the result holds
+/// `a`'s other axes, then `b`'s; a 0-d operand scales the other.
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let a = jnp::array(&[1.0f32, 2.0]);
+/// assert_eq!(jnp::inner(&a, &a).item::<f32>().unwrap(), 5.0);
+/// ```
+#[track_caller]
+pub fn inner(a: &Array, b: &Array) -> Array {
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return super::multiply(a, b);
+    }
+    tensordot(a, b, ([-1], [-1]))
+}
+
+/// The dot product of the flattened operands, the first conjugated (`jnp.vdot`).
+#[track_caller]
+pub fn vdot(a: &Array, b: &Array) -> Array {
+    if a.size() != b.size() {
+        panic!(
+            "vdot: the operands must have the same number of elements, got shapes {} and {}",
+            ShapeDisplay(a.shape()),
+            ShapeDisplay(b.shape())
+        );
+    }
+    let a = if a.dtype().is_complex() { super::conj(a) } else { a.clone() };
+    dot(&a.ravel(), &b.ravel())
+}
+
+/// The Kronecker product (`jnp.kron`): blocks of `b` scaled by each element of `a`; the
+/// operand with fewer axes gets leading axes of length 1 first.
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let k = jnp::kron(&jnp::array(&[1, 10]), &jnp::array(&[1, 2]));
+/// assert_eq!(k.to_vec::<i32>().unwrap(), vec![1, 2, 10, 20]);
+/// ```
+#[track_caller]
+pub fn kron(a: &Array, b: &Array) -> Array {
+    let ops = super::promote_all(&[a.clone(), b.clone()]);
+    let rank = a.ndim().max(b.ndim());
+    let lead = |x: &Array| {
+        let mut shape = vec![1; rank - x.ndim()];
+        shape.extend_from_slice(x.shape());
+        shape
+    };
+    let (sa, sb) = (lead(&ops[0]), lead(&ops[1]));
+    // a as (a0, 1, a1, 1, ...), b as (1, b0, 1, b1, ...): their product interleaves the axes.
+    let spread = |shape: &[usize], first: bool| -> Vec<usize> {
+        shape.iter().flat_map(|&d| if first { [d, 1] } else { [1, d] }).collect()
+    };
+    let product = super::multiply(
+        ops[0].reshape(spread(&sa, true).as_slice()),
+        ops[1].reshape(spread(&sb, false).as_slice()),
+    );
+    let out: Vec<usize> = sa.iter().zip(&sb).map(|(x, y)| x * y).collect();
+    product.reshape(out.as_slice())
+}
+
+/// The cross product of vectors along the last axes of `a` and `b`, broadcasting the others
+/// (`jnp.cross`). Vectors have 3 components, or 2 (the third taken as zero); two 2-vectors
+/// give the scalar `z` component.
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let c = jnp::cross(&jnp::array(&[1, 0, 0]), &jnp::array(&[0, 1, 0]));
+/// assert_eq!(c.to_vec::<i32>().unwrap(), vec![0, 0, 1]);
+/// ```
+#[track_caller]
+pub fn cross(a: &Array, b: &Array) -> Array {
+    let components = |x: &Array| x.shape().last().copied().filter(|&n| n == 2 || n == 3);
+    let (Some(na), Some(nb)) = (components(a), components(b)) else {
+        panic!(
+            "cross: the last axes must have 2 or 3 components, got shapes {} and {}",
+            ShapeDisplay(a.shape()),
+            ShapeDisplay(b.shape())
+        );
+    };
+    let ops = super::promote_all(&[a.clone(), b.clone()]);
+    let part = |x: &Array, n: usize, i: usize| -> Option<Array> {
+        (i < n).then(|| super::slice_axis(x, x.ndim() - 1, i, i + 1).squeeze(-1))
+    };
+    let (a0, a1, a2) = (part(&ops[0], na, 0), part(&ops[0], na, 1), part(&ops[0], na, 2));
+    let (b0, b1, b2) = (part(&ops[1], nb, 0), part(&ops[1], nb, 1), part(&ops[1], nb, 2));
+    let (a0, a1, b0, b1) = (a0.unwrap(), a1.unwrap(), b0.unwrap(), b1.unwrap());
+    let z = super::subtract(super::multiply(&a0, &b1), super::multiply(&a1, &b0));
+    if na == 2 && nb == 2 {
+        return z;
+    }
+    // A missing third component is zero, so its products drop out.
+    let times = |x: &Array, y: &Option<Array>| y.as_ref().map(|y| super::multiply(x, y));
+    let minus = |p: Option<Array>, q: Option<Array>| match (p, q) {
+        (Some(p), Some(q)) => super::subtract(&p, &q),
+        (Some(p), None) => p,
+        (None, Some(q)) => super::negative(&q),
+        (None, None) => unreachable!("one operand has a third component"),
+    };
+    let x = minus(times(&a1, &b2), a2.as_ref().map(|a2| super::multiply(a2, &b1)));
+    let y = minus(a2.as_ref().map(|a2| super::multiply(a2, &b0)), times(&a0, &b2));
+    // x, y and z are products of the same broadcast operands, so their shapes broadcast.
+    let shape = broadcast_shapes(x.shape(), y.shape())
+        .and_then(|s| broadcast_shapes(&s, z.shape()))
+        .expect("components of one broadcast");
+    let parts: Vec<Array> = [x, y, z].iter().map(|p| broadcast_to(p, shape.as_slice())).collect();
+    super::stack(&parts, -1)
+}
+
 /// How [`tensordot`] pairs axes: the last `n` of `a` with the first `n` of `b`, or explicit
 /// lists (negative axes count from the end).
 pub enum TensordotAxes {

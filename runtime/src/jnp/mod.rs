@@ -6,25 +6,35 @@
 //! (`1`, `-1`, `[0, 2]`), and reductions come in two forms: over all axes (`jnp::sum(&x)`) and
 //! over chosen axes with a `keepdims` flag (`jnp::sum_axes(&x, 1, false)`).
 
+mod arrangement;
 mod complex;
 mod creation;
 mod elementwise;
 pub mod fft;
 mod indexing;
 pub mod linalg;
+mod matrix;
+mod predicates;
 mod reductions;
 mod shape_ops;
+mod signal;
 mod sorting;
+mod statistics;
 
 pub use crate::primitives::IndexMode;
+pub use arrangement::*;
 pub use complex::*;
 pub use creation::*;
 pub use elementwise::*;
 pub use indexing::*;
-pub use linalg::{dot, einsum, matmul, outer, tensordot, TensordotAxes};
+pub use linalg::{cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, TensordotAxes};
+pub use matrix::*;
+pub use predicates::*;
 pub use reductions::*;
 pub use shape_ops::*;
+pub use signal::*;
 pub use sorting::*;
+pub use statistics::*;
 
 pub use crate::shape::Axes;
 use crate::{Array, DType};

@@ -8,6 +8,9 @@
 //! convolution, with the shortcuts [`conv`] and [`conv_with_general_padding`]. [`div`] and
 //! [`rem`] are the integer division and remainder of XLA, which `jnp` adjusts at zero divisors.
 //! [`sort`], [`sort_key_val`] and [`top_k`] sort and select along an axis.
+//! [`dynamic_slice`] and [`dynamic_update_slice`] read and write blocks at traced positions,
+//! [`pad`] pads with interior padding, and [`reduce_window`] (with [`max_pool`], [`avg_pool`]
+//! and [`sum_pool`]) reduces sliding windows.
 
 mod arith;
 mod branch;
@@ -15,7 +18,9 @@ mod collective;
 mod conv;
 mod loops;
 mod scan;
+mod slicing;
 mod sort;
+mod windows;
 
 pub use crate::primitives::ConvDimensionNumbers;
 pub use crate::transform::ad::custom::stop_gradient;
@@ -27,4 +32,9 @@ pub use collective::{
 pub use conv::{conv, conv_general_dilated, conv_with_general_padding, ConvOptions, Padding};
 pub use loops::{fori_loop, while_loop};
 pub use scan::{map, scan, scan_with, ScanOptions};
+pub use slicing::{
+    clamp, dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_update_index_in_dim,
+    dynamic_update_slice, pad, select_n, slice,
+};
 pub use sort::{sort, sort_key_val, top_k, top_k_axis};
+pub use windows::{avg_pool, max_pool, reduce_window, sum_pool, WindowOp};

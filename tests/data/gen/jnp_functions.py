@@ -1,0 +1,241 @@
+"""Computes tests/data/jnp_functions.json with JAX (run once; the tests read the JSON).
+
+    python -P tests/data/gen/jnp_functions.py > tests/data/jnp_functions.json  # with jax[cpu]
+
+`jax.numpy` functions that are compositions of other operations: construction and shape
+(`diag`, `diagonal`, `trace`, `tril`, `triu`, `roll`, `rot90`, `hstack`, `vstack`,
+`column_stack`, `atleast_*d`, `array_split`, `meshgrid`), predicates (`isinf`, `isneginf`,
+`isposinf`, `isclose`, `allclose`, `array_equal`, `heaviside`), NaN-ignoring reductions,
+statistics (`average`, `ptp`, `cov`, `corrcoef`), products (`inner`, `vdot`, `kron`,
+`cross`, `polyval`), signals (`convolve`, `correlate`) and binning (`digitize`, `interp`,
+`bincount`), and from `jax.lax` the slices at traced positions (`dynamic_slice` and its
+relatives), `slice`, `pad` with interior padding, `clamp`, `select_n` and `reduce_window`
+(sum, max, min; pooling). Each case holds its inputs, JAX's output and, for the differentiable ones, the
+gradient of `sum(output * weights)` with respect to every float input, in float32 and
+float64 (`jax_enable_x64` on, so float64 stays float64; index outputs are written as int32,
+JAX's dtype without x64).
+"""
+import json
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+import numpy as np
+
+
+def leaf(a):
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        data = []
+        for v in a.ravel().astype(np.float64):
+            if np.isnan(v):
+                data.append("NaN")
+            elif np.isinf(v):
+                data.append("Infinity" if v > 0 else "-Infinity")
+            else:
+                data.append(float(v))
+    elif a.dtype.kind == "b":
+        data = [bool(v) for v in a.ravel()]
+    else:
+        if a.dtype == np.int64:
+            a = a.astype(np.int32)
+        data = a.ravel().tolist()
+    return {"shape": list(a.shape), "dtype": str(a.dtype), "data": data}
+
+
+def weights(shape, dt):
+    n = int(np.prod(shape))
+    return (np.arange(n).reshape(shape) % 5 - 1.5).astype(dt)
+
+
+def smooth(shape, dt, seed=0):
+    n = int(np.prod(shape))
+    return (np.sin(np.arange(n) * 1.7 + seed) * 1.5 + 0.1 * seed).reshape(shape).astype(dt)
+
+
+cases = {}
+
+
+def case(name, f, inputs, grad=True):
+    """`f` of the float or integer arrays `inputs`; the output is an array or a list of them."""
+    xs = [jnp.asarray(x) for x in inputs]
+    out = f(*xs)
+    c = {"inputs": [leaf(x) for x in xs]}
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    c["outputs"] = [leaf(o) for o in outs]
+    if grad:
+        floats = [i for i, x in enumerate(xs) if x.dtype.kind == "f"]
+        ws = [jnp.asarray(weights(o.shape, o.dtype)) for o in outs]
+        c["weights"] = [leaf(w) for w in ws]
+
+        def loss(*fl):
+            args = list(xs)
+            for i, v in zip(floats, fl):
+                args[i] = v
+            o = f(*args)
+            o = o if isinstance(o, (list, tuple)) else [o]
+            return sum((a * w).sum() for a, w in zip(o, ws))
+
+        gs = jax.grad(loss, argnums=tuple(range(len(floats))))(*[xs[i] for i in floats])
+        c["grads"] = [leaf(g) for g in gs]
+    cases[name] = c
+
+
+NAN = np.nan
+INF = np.inf
+for dt in ("float32", "float64"):
+    A = smooth((3, 4), dt)
+    B3 = smooth((2, 3, 4), dt, 1)
+    v = smooth((4,), dt, 2)
+    s = f"_{dt}"
+    for k in (-1, 0, 2):
+        case(f"diag_vec_k{k}{s}", lambda x, k=k: jnp.diag(x, k), [v])
+    for k in (-2, 0, 1, 5):
+        case(f"diag_mat_k{k}{s}", lambda x, k=k: jnp.diag(x, k), [A])
+    case(f"diagonal{s}", lambda x: jnp.diagonal(x), [A])
+    case(f"diagonal_m1{s}", lambda x: jnp.diagonal(x, -1), [A])
+    case(f"diagonal_3d{s}", lambda x: jnp.diagonal(x, 1, 0, 2), [B3])
+    case(f"trace{s}", lambda x: jnp.trace(x), [A])
+    case(f"trace_k1{s}", lambda x: jnp.trace(x, 1), [A])
+    case(f"trace_3d{s}", lambda x: jnp.trace(x, 0, 1, 2), [B3])
+    case(f"tril{s}", lambda x: jnp.tril(x), [A])
+    case(f"tril_m1{s}", lambda x: jnp.tril(x, -1), [A])
+    case(f"triu_1{s}", lambda x: jnp.triu(x, 1), [A])
+    case(f"tril_3d{s}", lambda x: jnp.tril(x, 1), [B3])
+    case(f"roll_flat{s}", lambda x: jnp.roll(x, 2), [A])
+    case(f"roll_axis0{s}", lambda x: jnp.roll(x, -1, 0), [A])
+    case(f"roll_axis1{s}", lambda x: jnp.roll(x, 5, 1), [A])
+    for k in (1, 2, 3, -1):
+        case(f"rot90_{k}{s}", lambda x, k=k: jnp.rot90(x, k), [A])
+    case(f"rot90_axes12{s}", lambda x: jnp.rot90(x, 1, (1, 2)), [B3])
+    case(f"hstack_vec{s}", lambda a, b: jnp.hstack([a, b]), [v, v * 2])
+    case(f"hstack_mat{s}", lambda a, b: jnp.hstack([a, b]), [A, A * 2])
+    case(f"vstack_vec{s}", lambda a, b: jnp.vstack([a, b]), [v, v * 2])
+    case(f"vstack_mat{s}", lambda a, b: jnp.vstack([a, b]), [A, A[:1]])
+    case(f"column_stack_vec{s}", lambda a, b: jnp.column_stack([a, b]), [v, v * 2])
+    case(f"column_stack_mat{s}", lambda a, b: jnp.column_stack([a, b]), [A, A[:, :1]])
+    for n in (1, 2, 3):
+        f = {1: jnp.atleast_1d, 2: jnp.atleast_2d, 3: jnp.atleast_3d}[n]
+        case(f"atleast_{n}d_scalar{s}", f, [np.asarray(1.5, dt)])
+        case(f"atleast_{n}d_vec{s}", f, [v])
+        case(f"atleast_{n}d_mat{s}", f, [A])
+    case(f"array_split{s}", lambda x: jnp.array_split(x, 3), [smooth((7,), dt)])
+    case(f"array_split_axis1{s}", lambda x: jnp.array_split(x, 3, axis=1), [A])
+    xg, yg = smooth((3,), dt, 3), smooth((2,), dt, 4)
+    case(f"meshgrid_xy{s}", lambda a, b: jnp.meshgrid(a, b), [xg, yg])
+    case(f"meshgrid_ij{s}", lambda a, b: jnp.meshgrid(a, b, indexing="ij"), [xg, yg])
+    # No subnormals: XLA flushes them to zero on the CPU, which rjax does not (yet).
+    sp = np.array([0.0, -0.0, 1.0, -2.5, INF, -INF, NAN, 1e-30, 3.0e38]).astype(dt)
+    case(f"isinf{s}", jnp.isinf, [sp], grad=False)
+    case(f"isneginf{s}", jnp.isneginf, [sp], grad=False)
+    case(f"isposinf{s}", jnp.isposinf, [sp], grad=False)
+    case(f"heaviside{s}", lambda x: jnp.heaviside(x, 0.5), [sp], grad=False)
+    a1 = np.array([1.0, 1.0, NAN, INF, -INF, 0.0, 1e-9, 100.0]).astype(dt)
+    b1 = np.array([1.0 + 1e-6, 1.001, NAN, INF, INF, 1e-9, 0.0, 100.001]).astype(dt)
+    case(f"isclose{s}", lambda a, b: jnp.isclose(a, b), [a1, b1], grad=False)
+    case(f"isclose_nan{s}", lambda a, b: jnp.isclose(a, b, 1e-3, 1e-6, equal_nan=True), [a1, b1], grad=False)
+    case(f"allclose_false{s}", lambda a, b: jnp.allclose(a, b), [a1, b1], grad=False)
+    case(f"allclose_true{s}", lambda a, b: jnp.allclose(a, b, 1e-2), [A, A * (1 + 1e-3)], grad=False)
+    case(f"array_equal_true{s}", lambda a, b: jnp.array_equal(a, b), [A, A], grad=False)
+    case(f"array_equal_false{s}", lambda a, b: jnp.array_equal(a, b), [A, A + 1e-3], grad=False)
+    case(f"array_equal_shapes{s}", lambda a, b: jnp.array_equal(a, b), [A, A[:2]], grad=False)
+    N = A.copy()
+    N[0, 1] = NAN
+    N[2, 3] = NAN
+    allnan = np.full((2,), NAN, dt)
+    for fn in ("nansum", "nanmean", "nanmax", "nanmin", "nanprod"):
+        f = getattr(jnp, fn)
+        case(f"{fn}_all{s}", lambda x, f=f: f(x), [N])
+        case(f"{fn}_axis0{s}", lambda x, f=f: f(x, axis=0), [N])
+        case(f"{fn}_axis1_keep{s}", lambda x, f=f: f(x, axis=1, keepdims=True), [N])
+    case(f"nanmax_allnan{s}", lambda x: jnp.nanmax(x), [allnan], grad=False)
+    case(f"nansum_allnan{s}", lambda x: jnp.nansum(x), [allnan], grad=False)
+    case(f"nanmean_allnan{s}", lambda x: jnp.nanmean(x), [allnan], grad=False)
+    case(f"average{s}", lambda x: jnp.average(x), [A])
+    case(f"average_axis1{s}", lambda x: jnp.average(x, axis=1), [A])
+    w4 = np.array([0.5, 1.0, 2.0, 0.25], dt)
+    case(f"average_weights{s}", lambda x, w: jnp.average(x, axis=1, weights=w), [A, w4])
+    case(f"average_weights_all{s}", lambda x, w: jnp.average(x, weights=w), [A, np.abs(A) + 0.5])
+    case(f"ptp{s}", lambda x: jnp.ptp(x), [A])
+    case(f"ptp_axis0{s}", lambda x: jnp.ptp(x, axis=0), [A])
+    case(f"cov{s}", lambda x: jnp.cov(x), [A])
+    case(f"cov_cols{s}", lambda x: jnp.cov(x, rowvar=False), [A])
+    case(f"cov_vec{s}", lambda x: jnp.cov(x), [v])
+    case(f"corrcoef{s}", lambda x: jnp.corrcoef(x), [A])
+    case(f"corrcoef_cols{s}", lambda x: jnp.corrcoef(x, rowvar=False), [A])
+    case(f"inner_vec{s}", jnp.inner, [v, v * 0.5 + 1])
+    case(f"inner_mat{s}", jnp.inner, [A, B3])
+    case(f"vdot{s}", jnp.vdot, [A, A * 0.5 + 1])
+    case(f"kron{s}", jnp.kron, [smooth((2, 2), dt, 5), smooth((2, 3), dt, 6)])
+    case(f"kron_vec_mat{s}", jnp.kron, [smooth((3,), dt, 5), smooth((2, 2), dt, 6)])
+    case(f"cross{s}", jnp.cross, [smooth((2, 3), dt, 7), smooth((2, 3), dt, 8)])
+    case(f"cross_bcast{s}", jnp.cross, [smooth((4, 3), dt, 7), smooth((3,), dt, 8)])
+    case(f"polyval{s}", jnp.polyval, [smooth((4,), dt, 9), smooth((2, 3), dt, 10)])
+    sig, ker = smooth((7,), dt, 11), smooth((3,), dt, 12)
+    for mode in ("full", "same", "valid"):
+        case(f"convolve_{mode}{s}", lambda a, b, m=mode: jnp.convolve(a, b, mode=m), [sig, ker])
+        case(f"correlate_{mode}{s}", lambda a, b, m=mode: jnp.correlate(a, b, mode=m), [sig, ker])
+    case(f"convolve_long_kernel{s}", lambda a, b: jnp.convolve(a, b, mode="same"), [ker, sig])
+    bins = np.array([-1.0, 0.0, 0.5, 2.0]).astype(dt)
+    xd = np.array([-3.0, -1.0, -0.5, 0.0, 0.25, 0.5, 1.9, 2.0, 5.0, NAN]).astype(dt)
+    case(f"digitize{s}", lambda x, b: jnp.digitize(x, b), [xd, bins], grad=False)
+    case(f"digitize_right{s}", lambda x, b: jnp.digitize(x, b, right=True), [xd, bins], grad=False)
+    case(f"digitize_desc{s}", lambda x, b: jnp.digitize(x, b), [xd, bins[::-1].copy()], grad=False)
+    xp = np.array([0.0, 1.0, 2.5, 4.0]).astype(dt)
+    fp = np.array([1.0, -1.0, 3.0, 0.5]).astype(dt)
+    xi = np.array([-1.0, 0.0, 0.3, 1.0, 2.0, 3.9, 4.0, 7.0]).astype(dt)
+    case(f"interp{s}", jnp.interp, [xi, xp, fp])
+    case(f"interp_left_right{s}", lambda x, a, b: jnp.interp(x, a, b, left=-7.0, right=9.0), [xi, xp, fp])
+ints = np.array([0, 3, 1, 3, 5, 0, 3], np.int32)
+case("bincount", lambda x: jnp.bincount(x, length=7), [ints], grad=False)
+case("bincount_short", lambda x: jnp.bincount(x, length=3), [ints], grad=False)
+wts = np.array([0.5, 1.0, 2.0, -1.0, 0.25, 4.0, 1.5], np.float32)
+case("bincount_weights", lambda x, w: jnp.bincount(x, w, length=6), [ints, wts])
+im = np.array([[3, -1, 0], [7, 2, 2]], np.int32)
+case("diag_int32", lambda x: jnp.diag(x), [im], grad=False)
+case("tril_int32", lambda x: jnp.tril(x), [im], grad=False)
+case("roll_int32", lambda x: jnp.roll(x, 1, 1), [im], grad=False)
+case("ptp_int32", lambda x: jnp.ptp(x, axis=1), [im], grad=False)
+case("trace_int32", lambda x: jnp.trace(x), [im], grad=False)
+case("cross_int32", jnp.cross, [np.array([1, 2, 3], np.int32), np.array([4, -5, 6], np.int32)], grad=False)
+case("kron_int32", jnp.kron, [im, np.array([[1, 2]], np.int32)], grad=False)
+case("isinf_int32", jnp.isinf, [im], grad=False)
+case("average_int32", lambda x: jnp.average(x, axis=0), [im], grad=False)
+case("nansum_int32", lambda x: jnp.nansum(x, axis=0), [im], grad=False)
+
+
+# jax.lax: slices at traced positions, general padding, selection, window reductions.
+from jax import lax
+
+I = lambda v: np.asarray(v, np.int32)
+for dt in ("float32", "float64"):
+    s = f"_{dt}"
+    A = smooth((3, 4), dt)
+    case(f"lax_dynamic_slice{s}", lambda x, i, j: lax.dynamic_slice(x, (i, j), (2, 2)), [A, I(1), I(2)])
+    case(f"lax_dynamic_slice_clamped{s}", lambda x, i, j: lax.dynamic_slice(x, (i, j), (2, 3)), [A, I(2), I(-3)])
+    upd = smooth((2, 2), dt, 3)
+    case(f"lax_dynamic_update_slice{s}", lambda x, u, i, j: lax.dynamic_update_slice(x, u, (i, j)), [A, upd, I(1), I(3)])
+    case(f"lax_dynamic_update_slice_neg{s}", lambda x, u, i, j: lax.dynamic_update_slice(x, u, (i, j)), [A, upd, I(-2), I(1)])
+    case(f"lax_dynamic_index_in_dim{s}", lambda x, i: lax.dynamic_index_in_dim(x, i, 1, keepdims=False), [A, I(2)])
+    case(f"lax_dynamic_slice_in_dim{s}", lambda x, i: lax.dynamic_slice_in_dim(x, i, 2, 0), [A, I(5)])
+    row = smooth((4,), dt, 4)
+    case(f"lax_dynamic_update_index_in_dim{s}", lambda x, r, i: lax.dynamic_update_index_in_dim(x, r, i, 0), [A, row, I(1)])
+    case(f"lax_slice{s}", lambda x: lax.slice(x, (0, 1), (3, 4), (2, 2)), [A])
+    case(f"lax_pad{s}", lambda x: lax.pad(x, np.asarray(0.5, dt), [(1, -1, 1), (0, 2, 0)]), [A])
+    case(f"lax_pad_interior{s}", lambda x: lax.pad(x, np.asarray(-1.0, dt), [(-1, 2, 2), (2, -2, 1)]), [A])
+    case(f"lax_clamp{s}", lambda x: lax.clamp(np.asarray(-0.5, dt), x, np.asarray(0.7, dt)), [A])
+    which = I([[0, 1, 2, 1], [2, 2, 0, 0], [1, 0, 1, 2]])
+    case(f"lax_select_n{s}", lambda w, a, b, c: lax.select_n(w, a, b, c), [which, A, A * 2, -A])
+    X = smooth((2, 3, 5, 6), dt, 5)
+    case(f"lax_reduce_window_sum{s}", lambda x: lax.reduce_window(x, np.asarray(0, dt), lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"), [X])
+    case(f"lax_reduce_window_max_same{s}", lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 1, 3, 3), (1, 1, 2, 2), "SAME"), [X])
+    case(f"lax_reduce_window_min_explicit{s}", lambda x: lax.reduce_window(x, np.inf, lax.min, (1, 1, 2, 3), (1, 1, 1, 2), [(0, 0), (0, 0), (1, 0), (0, 1)]), [X])
+    case(f"lax_max_pool{s}", lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"), [X])
+    case(f"lax_avg_pool{s}", lambda x: lax.reduce_window(x, np.asarray(0, dt), lax.add, (1, 1, 3, 3), (1, 1, 1, 1), "SAME") / 9, [X])
+XI = (np.arange(30).reshape(5, 6) * 7 % 11 - 5).astype(np.int32)
+case("lax_reduce_window_max_int32", lambda x: lax.reduce_window(x, np.int32(np.iinfo(np.int32).min), lax.max, (2, 2), (1, 2), "SAME"), [XI], grad=False)
+case("lax_reduce_window_min_uint8", lambda x: lax.reduce_window(x, np.uint8(255), lax.min, (3, 2), (2, 2), "SAME"), [XI.astype(np.uint8)], grad=False)
+case("lax_dynamic_slice_int32", lambda x, i: lax.dynamic_slice(x, (i, i), (2, 3)), [XI, I(4)], grad=False)
+
+json.dump({"jax_version": jax.__version__, "cases": cases}, __import__("sys").stdout, indent=None)

@@ -201,9 +201,21 @@ fn body(w: &Array, x: &Array) -> Array {
     (shared * x).sum()
 }
 
-#[pmap(axis_name = "i", in_axes = (None, 0))]
+/// `w` mapped (each device its own copy), so its gradient is each device's share.
+#[pmap(axis_name = "i")]
 fn body_on_devices(w: &Array, x: &Array) -> Array {
     body(w, x)
+}
+
+/// `w` replicated: its gradient would be a sum over every process, which is refused.
+#[pmap(axis_name = "i", in_axes = (None, 0))]
+fn body_replicated(w: &Array, x: &Array) -> Array {
+    body(w, x)
+}
+
+#[grad]
+fn replicated_loss(w: &Array, x: &Array) -> Array {
+    body_replicated(w, x).sum()
 }
 
 #[vmap(axis_name = "i", in_axes = (None, 0))]
@@ -290,15 +302,18 @@ fn check_collectives(rank: usize, count: usize) {
         close(&format!("collective output {k}"), &g.to_vec::<f32>().unwrap(), rows);
     }
     let w = Array::from_shape_vec([ROW], vec![0.3f32, -0.7, 1.1]);
-    // Each process gets its devices' share of the gradient of the loss over every process
+    // Each device gets its copy's share of the gradient of the loss over every process
     // (the cotangents crossed processes through psum's transpose); the shares sum to it.
-    let share = local_loss(&w, &local);
-    let mut rows = vec![share];
-    rows.resize(LOCAL, jnp::zeros([ROW]));
-    let total = summed_over_devices(&jnp::stack(&rows, 0));
+    let copies = jnp::stack(&vec![w.clone(); LOCAL], 0);
+    let shares = local_loss(&copies, &local);
+    let total = summed_over_devices(&shares);
     let got = total.to_vec::<f32>().unwrap();
     let want = reference_loss(&w, &all).to_vec::<f32>().unwrap();
     close("gradient", &got[..ROW], &want);
+    // A replicated input's gradient needs every process's sum: refused, not partial.
+    let refused = std::panic::catch_unwind(|| replicated_loss(&w, &local));
+    let text = refused.err().and_then(|e| e.downcast_ref::<String>().cloned()).unwrap_or_default();
+    assert!(text.contains("replicates (in_axes None)"), "expected a refusal, got {text:?}");
     println!("rank {rank} of {count}: collectives and gradient agree");
 }
 

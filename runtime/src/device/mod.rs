@@ -255,3 +255,16 @@ pub fn memory_stats(device: Device) -> Option<MemoryStats> {
 pub fn submissions(device: Device) -> Option<u64> {
     crate::backend::submissions(device)
 }
+
+/// Whether a top-level `pmap` spans several processes (the `distributed` feature, after
+/// `distributed::initialize` joined more than one).
+pub(crate) fn spans_processes() -> bool {
+    #[cfg(feature = "distributed")]
+    {
+        distributed::process_count() > 1
+    }
+    #[cfg(not(feature = "distributed"))]
+    {
+        false
+    }
+}

@@ -209,6 +209,14 @@ impl Primitive for Pmap {
         }
         let linear_axes: Vec<Option<usize>> =
             self.in_axes.iter().zip(&linear).filter(|(_, l)| **l).map(|(a, _)| *a).collect();
+        if linear_axes.contains(&None) && crate::device::spans_processes() {
+            // Its cotangent is the sum over every device of every process, which the
+            // per-process sum below cannot give; an error rather than a partial gradient.
+            return Err("the gradient with respect to an input that a pmap across processes \
+                 replicates (in_axes None) is not supported: map it instead (each device its \
+                 own copy, in_axes 0) and psum or pmean the gradient over the axis"
+                .to_string());
+        }
         let out_axes = linear_axes.iter().map(|a| Some(a.unwrap_or(0))).collect();
         let transposed = self.with(transpose_program(&self.program, &linear), in_axes, out_axes);
         let refs: Vec<&Array> = inputs.iter().collect();

@@ -311,7 +311,8 @@ fn check_collectives(rank: usize, count: usize) {
     let want = reference_loss(&w, &all).to_vec::<f32>().unwrap();
     close("gradient", &got[..ROW], &want);
     // A replicated input's gradient needs every process's sum: refused, not partial.
-    let refused = std::panic::catch_unwind(|| replicated_loss(&w, &local));
+    let refused =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| replicated_loss(&w, &local)));
     let text = refused.err().and_then(|e| e.downcast_ref::<String>().cloned()).unwrap_or_default();
     assert!(text.contains("replicates (in_axes None)"), "expected a refusal, got {text:?}");
     println!("rank {rank} of {count}: collectives and gradient agree");

@@ -79,16 +79,19 @@ pub fn nanmin_axes(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Array {
 
 #[track_caller]
 fn nan_extreme(x: &Array, axes: Axes, keepdims: bool, max: bool) -> Array {
-    if !x.dtype().is_inexact() {
-        return if max { max_axes(x, axes, keepdims) } else { min_axes(x, axes, keepdims) };
-    }
-    let (fill, fold): (f64, fn(&Array, Axes, bool) -> Array) = if max {
-        (f64::NEG_INFINITY, |x, a, k| max_axes(x, a, k))
-    } else {
-        (f64::INFINITY, |x, a, k| min_axes(x, a, k))
+    let fold = |x: &Array, axes: Axes| {
+        if max {
+            max_axes(x, axes, keepdims)
+        } else {
+            min_axes(x, axes, keepdims)
+        }
     };
+    if !x.dtype().is_inexact() {
+        return fold(x, axes);
+    }
+    let fill = if max { f64::NEG_INFINITY } else { f64::INFINITY };
     let nans = isnan(x);
-    let extreme = fold(&where_(&nans, fill, x), axes.clone(), keepdims);
+    let extreme = fold(&where_(&nans, fill, x), axes.clone());
     where_(all_axes(&nans, axes, keepdims), f64::NAN, &extreme)
 }
 

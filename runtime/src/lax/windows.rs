@@ -199,7 +199,7 @@ pub fn avg_pool(
     padding: impl Into<Padding>,
 ) -> Array {
     let size: usize = window.as_ref().iter().product();
-    jnp::divide(&sum_pool(x, window, strides, padding), size as f64)
+    jnp::divide(sum_pool(x, window, strides, padding), size as f64)
 }
 
 /// Explicit padding pairs for the spatial axes, with `(0, 0)` for the `lead` leading axes.

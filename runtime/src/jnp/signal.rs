@@ -115,7 +115,7 @@ pub fn polyval(p: &Array, x: &Array) -> Array {
     let (p, x) = (&ops[0], &ops[1]);
     let mut y = super::zeros_dtype(x.shape(), x.dtype());
     for i in 0..p.shape()[0] {
-        let coefficient = super::slice_axis(p, 0, i, i + 1).reshape([0usize; 0]);
+        let coefficient = element(p, i);
         y = add(multiply(&y, x), &coefficient);
     }
     y
@@ -158,12 +158,11 @@ pub fn interp(x: &Array, xp: &Array, fp: &Array, left: Option<f64>, right: Optio
     let flat = less_equal(abs(&dx), epsilon);
     let slope = divide(subtract(x, &x0), where_(&flat, 1.0, &dx));
     let f = where_(&flat, &f0, add(&f0, multiply(&slope, &df)));
-    let first = |a: &Array| super::slice_axis(a, 0, 0, 1).reshape([0usize; 0]);
-    let last_of = |a: &Array| super::slice_axis(a, 0, n - 1, n).reshape([0usize; 0]);
-    let left = left.map_or_else(|| first(fp), |v| convert(&Array::from(v), fp.dtype(), false));
-    let right = right.map_or_else(|| last_of(fp), |v| convert(&Array::from(v), fp.dtype(), false));
-    let f = where_(less(x, first(xp)), &left, &f);
-    where_(greater(x, last_of(xp)), &right, &f)
+    let left = left.map_or_else(|| element(fp, 0), |v| convert(&Array::from(v), fp.dtype(), false));
+    let right =
+        right.map_or_else(|| element(fp, n - 1), |v| convert(&Array::from(v), fp.dtype(), false));
+    let f = where_(less(x, element(xp, 0)), &left, &f);
+    where_(greater(x, element(xp, n - 1)), &right, &f)
 }
 
 /// The index of the bin of `bins` (increasing or decreasing) each element of `x` falls in
@@ -190,9 +189,7 @@ pub fn digitize(x: &Array, bins: &Array, right: bool) -> Array {
     let side = if right { Side::Left } else { Side::Right };
     let ascending = searchsorted_side(bins, x, side);
     let descending = subtract(n as i64, searchsorted_side(&flip(bins, 0), x, side));
-    let first = super::slice_axis(bins, 0, 0, 1).reshape([0usize; 0]);
-    let last = super::slice_axis(bins, 0, n - 1, n).reshape([0usize; 0]);
-    let increasing = super::greater_equal(&last, &first);
+    let increasing = super::greater_equal(element(bins, n - 1), element(bins, 0));
     convert(&where_(&increasing, &ascending, &descending), DType::I32, false)
 }
 
@@ -225,4 +222,10 @@ pub fn bincount(x: &Array, weights: Option<&Array>, length: usize) -> Array {
     };
     let places = super::maximum(x, 0);
     super::zeros_dtype([length], weights.dtype()).at(crate::s![&places]).add(&weights)
+}
+
+/// Element `i` of the 1-D array `a`, as a 0-d array (a static slice, so it traces and
+/// differentiates like one).
+fn element(a: &Array, i: usize) -> Array {
+    super::slice_axis(a, 0, i, i + 1).reshape([0usize; 0])
 }

@@ -9,7 +9,6 @@
 
 use super::conv::Padding;
 use crate::jnp;
-use crate::primitives::{bind1, Slice};
 use crate::shape::ShapeDisplay;
 use crate::{Array, DType};
 
@@ -137,9 +136,7 @@ fn window_offsets(window: &[usize]) -> impl Iterator<Item = Vec<usize>> + '_ {
 fn strided_window(x: &Array, offset: &[usize], out: &[usize], strides: &[usize]) -> Array {
     let limit: Vec<usize> =
         (0..out.len()).map(|d| offset[d] + (out[d] - 1) * strides[d] + 1).collect();
-    let slice =
-        Slice { start_indices: offset.to_vec(), limit_indices: limit, strides: strides.to_vec() };
-    bind1(&slice, &[x])
+    super::slice(x, offset, limit, Some(strides))
 }
 
 /// The window shape and strides of a pooling over the trailing spatial axes of `x`, batch

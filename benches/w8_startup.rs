@@ -3,6 +3,9 @@
 //! child from spawn to exit; beside it the same for a Python process that imports JAX and
 //! runs `jit(grad(loss))` once (`benches/jax/bench.py w8_child`).
 //!
+//! The summary also counts the traces of a 1000-step training loop whose jitted step takes
+//! the step number (a traced `u32`, as a Python int under `jax.jit`): it must be 1.
+//!
 //! `cargo bench --bench w8_startup`
 
 mod common;
@@ -17,6 +20,30 @@ use rjax::prelude::*;
 #[grad]
 fn grad_step(params: &[(Array, Array)], inputs: &Array, targets: &Array) -> Vec<(Array, Array)> {
     loss(params, inputs, targets)
+}
+
+/// One SGD step with a learning rate decayed by the step number.
+#[jit]
+fn counted_step(w: &Array, x: &Array, y: &Array, step: u32) -> Array {
+    let lr = 0.1 / (step * 0.01 + 1.0);
+    w - sq_loss_grad(w, x, y) * lr
+}
+
+#[grad]
+fn sq_loss_grad(w: &Array, x: &Array, y: &Array) -> Array {
+    (x.dot(w) - y).square().mean()
+}
+
+/// Traces of `counted_step` over a 1000-step loop.
+fn step_counter_traces() -> u64 {
+    let key = random::key(0);
+    let x = random::normal(&key, [64, 8]);
+    let y = x.sum_axes(1, true);
+    let mut w = jnp::zeros([8, 1]);
+    for step in 0..1000u32 {
+        w = counted_step(&w, &x, &y, step);
+    }
+    counted_step::cache_info().traces
 }
 
 /// The child: one step, one number out.
@@ -55,6 +82,8 @@ fn main() {
     .expect("the child run succeeds");
     println!("\nW8 summary: process start to the first W3 result");
     common::report("rjax: spawn, one jit(grad) step, exit", rjax, "");
+    let traces = step_counter_traces();
+    println!("  traces of a 1000-step loop with a step counter: {traces} (target 1)");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/jax/bench.py");
     match spawn_time(5, || {
         let mut c = Command::new("python3");

@@ -145,7 +145,7 @@ fn golden_python_for_loop_static_range() {
 }
 
 #[traceable]
-fn rec(x: &Array, depth: u32) -> Array {
+fn rec(x: &Array, depth: usize) -> Array {
     if depth == 0 {
         return x.clone();
     }
@@ -158,7 +158,7 @@ fn rec3(x: &Array) -> Array {
 }
 
 #[jit]
-fn rec_n(x: &Array, depth: u32) -> Array {
+fn rec_n(x: &Array, depth: usize) -> Array {
     rec(x, depth)
 }
 
@@ -375,7 +375,7 @@ fn nested_traced_ifs() {
 }
 
 #[jit]
-fn static_bool_flag(x: &Array, negate: bool, times: i32) -> Array {
+fn static_bool_flag(x: &Array, negate: bool, times: usize) -> Array {
     let mut y = if negate { -x } else { x.clone() };
     if times > 1 {
         y = y * times;

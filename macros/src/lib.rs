@@ -21,8 +21,12 @@ use quote::quote;
 /// Makes a function traceable: callable as usual (it runs op by op), and callable from other
 /// annotated functions, whose traces it is inlined into.
 ///
-/// `f32`/`f64` parameters are traced 0-d arrays; `Array`, `&Array` and pytrees of them are
-/// traced leaf by leaf; integers, `bool` and `&str` are static. Beside the function the macro
+/// `f32`/`f64` parameters are traced 0-d arrays, and so are `i32`/`u32`/`i64` (weakly typed,
+/// as Python ints under `jax.jit`); `Array`, `&Array` and pytrees of them (`Option<&Array>`
+/// too) are traced leaf by leaf; `usize` and the other integers, `bool` and `&str` are static,
+/// and so is any parameter named in `static_argnames = ("n", ..)` or `static_argnums = (1, ..)`
+/// (which every rjax attribute takes; floats are then keyed by their bits, other types through
+/// `Hash`). Beside the function the macro
 /// defines a companion type of the same name: `f::jaxpr(args..)` returns the function's IR for
 /// those arguments, as traced and after simplification (`jax.make_jaxpr`). A traced call to
 /// `f` from another annotated function goes through that companion, so it works across
@@ -38,6 +42,7 @@ pub fn traceable(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// calls hash the signature and run the cached plan. Inside another traced function it is
 /// inlined. Besides `f::jaxpr(..)`, the companion type offers `f::cache_info()` (plans, hits,
 /// misses, traces, time spent tracing). Everything `#[traceable]` accepts, `#[jit]` does.
+/// `RJAX_LOG_COMPILES=1` prints each trace and why the cache missed.
 #[proc_macro_attribute]
 pub fn jit(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry(attr, item, "jit")

@@ -31,7 +31,7 @@ pub use dtype::{promote, DType, Element};
 pub use error::Error;
 pub use exec::cpu::alloc::try_run;
 pub use exec::cpu::pool::release_pooled_memory;
-pub use exec::{CacheInfo, TracedFunction};
+pub use exec::{set_log_compiles, CacheInfo, StaticKey, TracedFunction};
 pub use func::{
     checkpoint, grad, hessian, jacfwd, jacrev, jit, jvp, linearize, pmap, value_and_grad, vjp, vmap,
 };

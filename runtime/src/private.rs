@@ -1,9 +1,10 @@
 //! Support for the code the `rjax` macros generate. Not a public API: names and signatures
 //! here change whenever the macros do.
 
-use std::hash::{Hash, Hasher};
-
-pub use crate::exec::{trace_function, CacheInfo, JitFunction, TracedFunction};
+pub use crate::exec::static_args::{DebugStatic, HashedStatic, KeyedStatic, OpaqueStatic, Static};
+pub use crate::exec::{
+    log_compiles, trace_function, CacheInfo, CallSite, JitFunction, StaticArg, TracedFunction,
+};
 pub use crate::lax::cond;
 
 /// The differentiation transforms the attribute macros call.
@@ -43,13 +44,6 @@ impl<T> SameType<T> for T {}
 /// Checks at compile time that `A` and `B` are the same type (see [`SameType`]).
 pub fn same_type<A: SameType<B>, B>() {}
 
-/// Hashes the static arguments of a call for the compile-cache key.
-pub fn static_hash<T: Hash + ?Sized>(value: &T) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    value.hash(&mut h);
-    h.finish()
-}
-
 /// A value passed for a parameter declared `f32` or `f64` in traced code: an array (traced or
 /// not) or a Rust number, which becomes a 0-d array of the declared dtype.
 pub trait ScalarArg {
@@ -72,14 +66,17 @@ macro_rules! scalar_arg {
     ($($t:ty),*) => {$(
         impl ScalarArg for $t {
             fn into_scalar(self, dtype: DType) -> Array {
-                Array::from(self).astype(dtype)
+                let a = Array::from(self).astype(dtype);
+                // Integers are weakly typed, as Python ints are under `jax.jit`.
+                if dtype.is_float() { a } else { a.with_weak_type(true) }
             }
         }
     )*};
 }
-scalar_arg!(f32, f64, i32);
+scalar_arg!(f32, f64, i32, u32, i64);
 
-/// A traced parameter declared `f32`/`f64`, as the 0-d array the body computes with.
+/// A traced parameter declared `f32`/`f64`/`i32`/`u32`/`i64`, as the 0-d array the body
+/// computes with.
 #[track_caller]
 pub fn scalar_param(value: impl ScalarArg, dtype: DType) -> Array {
     let a = value.into_scalar(dtype);

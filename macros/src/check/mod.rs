@@ -63,6 +63,19 @@ pub fn refuse_while(at: &dyn ToTokens, value: &str) -> syn::Error {
     )
 }
 
+pub fn refuse_traced_range(at: &dyn ToTokens, value: &str) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`for` over the traced range `{value}` cannot be traced: how many times the loop \
+             runs is unknown until the function runs (`i32`, `u32` and `i64` parameters are \
+             traced, as Python ints are under `jax.jit`); write `lax::fori_loop(lo, hi, |i, \
+             carry| body, init)`, or make the bound static: declare it `usize`, or name it in \
+             `static_argnames = (\"n\",)`"
+        ),
+    )
+}
+
 pub fn refuse_match(at: &dyn ToTokens, value: &str) -> syn::Error {
     err(
         at,
@@ -280,17 +293,6 @@ pub fn refuse_impl_trait(at: &dyn ToTokens) -> syn::Error {
     )
 }
 
-pub fn refuse_attr_args(at: &dyn ToTokens, attr: &str) -> syn::Error {
-    err(
-        at,
-        format!(
-            "`#[{attr}]` takes no arguments: write `#[{attr}]`; which parameters are static is \
-             read from their types (integers, `bool` and `&str` are static, like JAX's \
-             `static_argnums`)"
-        ),
-    )
-}
-
 /// `kind` is `enum` or `union`.
 pub fn refuse_tree_not_struct(at: &dyn ToTokens, kind: &str) -> syn::Error {
     err(
@@ -315,15 +317,44 @@ pub fn refuse_tree_option(at: &dyn ToTokens, option: &str) -> syn::Error {
 }
 
 pub fn refuse_transform_arg(at: &dyn ToTokens, attr: &str) -> syn::Error {
-    let takes = match attr {
-        "grad" | "value_and_grad" => "`argnums = 0`, `argnums = (0, 1)` and `has_aux`",
-        "jacfwd" | "jacrev" | "hessian" => "`argnums = 0` and `argnums = (0, 1)`",
-        "custom_jvp" => "`jvp = rule_function`",
-        "custom_vjp" => "`fwd = fwd_function, bwd = bwd_function`",
-        "vmap" | "pmap" => "`in_axes = (None, 0, ..)`, `out_axes = 0` and `axis_name = \"i\"`",
-        _ => "no arguments",
+    let own = match attr {
+        "grad" | "value_and_grad" => "`argnums = 0`, `argnums = (0, 1)`, `has_aux`, ",
+        "jacfwd" | "jacrev" | "hessian" => "`argnums = 0`, `argnums = (0, 1)`, ",
+        "custom_jvp" => "`jvp = rule_function`, ",
+        "custom_vjp" => "`fwd = fwd_function, bwd = bwd_function`, ",
+        "vmap" | "pmap" => "`in_axes = (None, 0, ..)`, `out_axes = 0`, `axis_name = \"i\"`, ",
+        _ => "",
     };
-    err(at, format!("`#[{attr}]` does not take `{}`; it takes {takes}", code(at)))
+    err(
+        at,
+        format!(
+            "`#[{attr}]` does not take `{}`; it takes {own}`static_argnames = (\"name\", ..)` \
+             and `static_argnums = (1, ..)`",
+            code(at)
+        ),
+    )
+}
+
+pub fn refuse_static_name(at: &dyn ToTokens, name: &str, params: &[String]) -> syn::Error {
+    let list: Vec<String> = params.iter().map(|p| format!("`{p}`")).collect();
+    err(
+        at,
+        format!(
+            "static_argnames: `{name}` is not a parameter of this function; its parameters are \
+             {}",
+            list.join(", ")
+        ),
+    )
+}
+
+pub fn refuse_static_num(at: &dyn ToTokens, num: usize, count: usize) -> syn::Error {
+    err(
+        at,
+        format!(
+            "static_argnums: {num} is out of range: the function has {count} parameters \
+             (positions start at 0)"
+        ),
+    )
 }
 
 pub fn refuse_argnum_range(
@@ -351,9 +382,9 @@ pub fn refuse_argnum_static(
     err(
         at,
         format!(
-            "`#[{attr}]`: argnums {argnum} is `{param}`, an integer, boolean or string \
-             parameter, which is static; {attr} requires real-valued inputs (`f32`, `f64`, \
-             `Array` or pytrees of them)"
+            "`#[{attr}]`: argnums {argnum} is `{param}`, an integer, boolean, string or static \
+             parameter; {attr} requires real-valued inputs (`f32`, `f64`, `Array` or pytrees \
+             of them)"
         ),
     )
 }

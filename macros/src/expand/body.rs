@@ -17,7 +17,7 @@ use syn::{
 };
 
 use crate::check;
-use crate::parse::signature::{is_static_type, raw_pointer, type_name};
+use crate::parse::signature::{is_host_type, raw_pointer, type_name};
 use crate::parse::{Scopes, Taint};
 
 /// Methods that read static facts (shapes, lengths) of a traced value.
@@ -185,7 +185,7 @@ impl BodyPass {
                 if let Some(ptr) = raw_pointer(&p.ty) {
                     self.error(check::refuse_raw_pointer(ptr));
                 }
-                let t = if is_static_type(&p.ty) { Taint::Static } else { taint };
+                let t = if is_host_type(&p.ty) { Taint::Static } else { taint };
                 self.declare_pat(&p.pat, t);
             }
             Pat::Tuple(p) => p.elems.iter().for_each(|e| self.declare_pat(e, taint)),
@@ -382,7 +382,7 @@ impl BodyPass {
                     // `#[tree(static)]` field, say), whatever it was computed from.
                     t = Taint::Static;
                 }
-                if t.is_traced() {
+                if t.is_traced() && m.arms.iter().any(|arm| tests_value(&arm.pat)) {
                     let value = self.describe(&m.expr);
                     let (keyword, scrutinee) = (&m.match_token, &m.expr);
                     self.error(check::refuse_match(&quote!(#keyword #scrutinee), &value));
@@ -424,6 +424,11 @@ impl BodyPass {
             }
             Expr::ForLoop(f) => {
                 let t = self.expr(&mut f.expr);
+                if t.is_traced() && matches!(*f.expr, Expr::Range(_)) {
+                    let value = self.describe(&f.expr);
+                    let (keyword, range) = (&f.for_token, &f.expr);
+                    self.error(check::refuse_traced_range(&quote!(#keyword #range), &value));
+                }
                 let enumerated = is_enumerate(&f.expr);
                 let pat = (*f.pat).clone();
                 self.loop_body(&mut f.body, |pass| pass.declare_loop_pat(&pat, t, enumerated));
@@ -434,7 +439,7 @@ impl BodyPass {
                 self.scopes.push();
                 for input in &c.inputs {
                     let t = match input {
-                        Pat::Type(pt) if is_static_type(&pt.ty) => Taint::Static,
+                        Pat::Type(pt) if is_host_type(&pt.ty) => Taint::Static,
                         _ => Taint::Traced,
                     };
                     self.declare_pat(input, t);
@@ -1004,6 +1009,25 @@ fn has_text_literal(pat: &Pat) -> bool {
         Pat::Paren(p) => has_text_literal(&p.pat),
         Pat::Ident(p) => p.subpat.as_ref().is_some_and(|(_, sub)| has_text_literal(sub)),
         Pat::Range(r) => r.start.iter().chain(r.end.iter()).any(|e| is_text_literal(e)),
+        _ => false,
+    }
+}
+
+/// Whether a pattern tests a number or a bool (`0`, `1..=3`, `true`), which a traced value
+/// has no value for. Patterns that only name variants and bind (`Some(w)`, `None`,
+/// `Mode::Fast`) match a pytree's structure, which is known while tracing.
+fn tests_value(pat: &Pat) -> bool {
+    match pat {
+        Pat::Lit(l) => !is_text(&l.lit),
+        Pat::Range(r) => !r.start.iter().chain(r.end.iter()).any(|e| is_text_literal(e)),
+        Pat::Or(p) => p.cases.iter().any(tests_value),
+        Pat::Tuple(p) => p.elems.iter().any(tests_value),
+        Pat::TupleStruct(p) => p.elems.iter().any(tests_value),
+        Pat::Struct(p) => p.fields.iter().any(|f| tests_value(&f.pat)),
+        Pat::Slice(p) => p.elems.iter().any(tests_value),
+        Pat::Reference(p) => tests_value(&p.pat),
+        Pat::Paren(p) => tests_value(&p.pat),
+        Pat::Ident(p) => p.subpat.as_ref().is_some_and(|(_, sub)| tests_value(sub)),
         _ => false,
     }
 }

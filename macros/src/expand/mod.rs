@@ -25,11 +25,10 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, Type};
 
-use crate::check;
 use crate::parse::signature::Param;
 use crate::parse::signature::{self, holds_floats, scalar_dtype};
 use crate::parse::transforms::{self, Layer, Transform};
-use crate::parse::{Func, ParamKind, Taint};
+use crate::parse::{Func, ParamKind, Passing, Taint};
 use body::BodyPass;
 
 /// Which attribute is being expanded.
@@ -51,7 +50,8 @@ pub fn function(
     let layers = stack(name, attr, &mut item)?;
     let mode =
         if matches!(layers[0].transform, Transform::Jit) { Mode::Jit } else { Mode::Traceable };
-    let func = Func::parse(item)?;
+    let statics: Vec<_> = layers.iter().map(|l| &l.statics).collect();
+    let func = Func::parse(item, &statics)?;
     let params = func.params.iter().map(|p| {
         let taint = if matches!(p.kind, ParamKind::Static) { Taint::Static } else { Taint::Traced };
         (p.name.to_string(), taint)
@@ -81,13 +81,9 @@ fn stack(name: &str, attr: TokenStream, item: &mut ItemFn) -> Result<Vec<Layer>,
     let mut errors = Vec::new();
     let mut layers = Vec::new();
     let outer_span = item.sig.ident.span();
-    if matches!(name, "jit" | "traceable") && !attr.is_empty() {
-        errors.push(check::refuse_attr_args(&attr, name));
-    } else {
-        match transforms::layer(name, attr, outer_span) {
-            Ok(l) => layers.push(l),
-            Err(e) => errors.push(e),
-        }
+    match transforms::layer(name, attr, outer_span) {
+        Ok(l) => layers.push(l),
+        Err(e) => errors.push(e),
     }
     let mut kept = Vec::new();
     for a in std::mem::take(&mut item.attrs) {
@@ -100,10 +96,6 @@ fn stack(name: &str, attr: TokenStream, item: &mut ItemFn) -> Result<Vec<Layer>,
             syn::Meta::List(list) => list.tokens.clone(),
             syn::Meta::NameValue(nv) => quote!(#nv),
         };
-        if matches!(inner.as_str(), "jit" | "traceable") && !args.is_empty() {
-            errors.push(check::refuse_attr_args(&args, &inner));
-            continue;
-        }
         match transforms::layer(&inner, args, a.span()) {
             Ok(l) => layers.push(l),
             Err(e) => errors.push(e),
@@ -133,12 +125,13 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
             #result
         },
         Mode::Jit => {
-            let statics: Vec<_> = func.statics().map(|p| &p.name).collect();
+            let site = call_site(func);
             let TreeCall { args, unpack, pass } = &tree_call;
             quote! {
+                #site
                 let __rjax_result = #name::__rjax_jit().call(
                     &#args,
-                    ::rjax::__private::static_hash(&(#(&#statics,)*)),
+                    &__rjax_site,
                     |__rjax_leaves, __rjax_def| {
                         #unpack
                         #name::__rjax_traced(#(#pass),*)
@@ -209,7 +202,43 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     }
 }
 
-/// The traced entry point: the rewritten body, with `f32`/`f64` parameters as 0-d arrays.
+/// Binds `__rjax_site`: the traced parameters' names and the static arguments, keyed for the
+/// compile cache (floats by their bits, other types through `Hash`) and shown for the compile
+/// log while it is on.
+fn call_site(func: &Func) -> TokenStream {
+    let traced: Vec<String> = func
+        .params
+        .iter()
+        .filter(|p| !matches!(p.kind, ParamKind::Static))
+        .map(|p| p.name.to_string())
+        .collect();
+    let statics = func.statics().map(|p| {
+        let (name, text) = (&p.name, p.name.to_string());
+        quote! {
+            ::rjax::__private::StaticArg {
+                name: #text,
+                hash: (&::rjax::__private::Static(&#name)).static_hash(),
+                shown: __rjax_log.then(|| (&::rjax::__private::Static(&#name)).static_shown()),
+            }
+        }
+    });
+    quote! {
+        #[allow(unused_imports)]
+        use ::rjax::__private::{
+            DebugStatic as _, HashedStatic as _, KeyedStatic as _, OpaqueStatic as _,
+        };
+        #[allow(unused_variables)]
+        let __rjax_log = ::rjax::__private::log_compiles();
+        let __rjax_statics = [#(#statics),*];
+        let __rjax_site = ::rjax::__private::CallSite {
+            params: &[#(#traced),*],
+            statics: &__rjax_statics,
+        };
+    }
+}
+
+/// The traced entry point: the rewritten body, with `f32`/`f64`/`i32`/`u32`/`i64` parameters
+/// as 0-d arrays.
 fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
     let sig = &func.item.sig;
     let (generics, where_clause) = (&sig.generics, &sig.generics.where_clause);
@@ -225,7 +254,8 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
                     let #mutability #name: ::rjax::Array = ::rjax::__private::scalar_param(#name, ::rjax::DType::#dtype);
                 });
             }
-            _ => {
+            ParamKind::Static => params.push(quote!(#mutability #name: #ty)),
+            ParamKind::Tree { .. } => {
                 let ty = traced_type(ty);
                 params.push(quote!(#mutability #name: #ty))
             }
@@ -310,13 +340,13 @@ fn container_elem(ty: &Type) -> Option<(String, &Type)> {
 fn eager_arg(p: &Param) -> TokenStream {
     let name = &p.name;
     match &p.kind {
-        ParamKind::Tree { owned, by_ref } if holds_floats(owned) => {
+        ParamKind::Tree { owned, passing } if holds_floats(owned) => {
             let traced = traced_type(owned);
             let value = quote!(::rjax::__private::retype::<_, #traced>(&#name));
-            if *by_ref {
-                quote!(&#value)
-            } else {
-                value
+            match passing {
+                Passing::Owned => value,
+                Passing::Ref => quote!(&#value),
+                Passing::OptionRef => quote!(#value.as_ref()),
             }
         }
         _ => quote!(#name),
@@ -348,11 +378,15 @@ fn tree_call(func: &Func, _name: &str) -> TreeCall {
                 types.push(quote!(::rjax::Array));
                 pass.push(quote!(#rebuilt));
             }
-            ParamKind::Tree { owned, by_ref } => {
-                refs.push(if *by_ref { quote!(#name) } else { quote!(&#name) });
+            ParamKind::Tree { owned, passing } => {
+                refs.push(if *passing == Passing::Ref { quote!(#name) } else { quote!(&#name) });
                 names.push(rebuilt.clone());
                 types.push(traced_type(owned));
-                pass.push(if *by_ref { quote!(&#rebuilt) } else { quote!(#rebuilt) });
+                pass.push(match passing {
+                    Passing::Owned => quote!(#rebuilt),
+                    Passing::Ref => quote!(&#rebuilt),
+                    Passing::OptionRef => quote!(#rebuilt.as_ref()),
+                });
             }
         }
     }

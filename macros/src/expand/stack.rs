@@ -24,9 +24,9 @@ use syn::{Block, ReturnType, Type};
 
 use crate::check;
 use crate::parse::signature::Param;
-use crate::parse::signature::{scalar_dtype, type_name};
+use crate::parse::signature::{is_integer_dtype, scalar_dtype, type_name};
 use crate::parse::transforms::{AxesKind, AxesSpec, Layer, Transform, VmapArgs};
-use crate::parse::{Func, ParamKind};
+use crate::parse::{Func, ParamKind, Passing};
 
 /// The function a layer sees: its parameters and, when the macro knows it, its return type.
 #[derive(Clone)]
@@ -271,7 +271,8 @@ fn positions(layer: &Layer, view: &View<'_>, argnums: &[usize]) -> Result<Vec<us
             let p = view.params.get(a).ok_or_else(|| {
                 check::refuse_argnum_range(&at, &layer.name, a, view.params.len())
             })?;
-            if !is_traced(p) {
+            let integer = matches!(p.kind, ParamKind::Scalar(d) if is_integer_dtype(d));
+            if !is_traced(p) || integer {
                 let text = format!("{}: {}", p.name, check::code(&p.ty));
                 return Err(check::refuse_argnum_static(&p.ty, &layer.name, a, &text));
             }
@@ -325,7 +326,16 @@ fn rebinds(traced: &[&Param], source: &str, name: impl Fn(&Param) -> syn::Ident)
         let next = quote!(#source.next().expect("one tree per parameter").into_tree());
         match &p.kind {
             ParamKind::Scalar(_) => quote!(let #mutability #name: ::rjax::Array = #next;),
-            ParamKind::Tree { owned, by_ref: true } => {
+            ParamKind::Tree { owned, passing: Passing::OptionRef } => {
+                let owned_name =
+                    format_ident!("__rjax_owned_{}", name.to_string().trim_start_matches('_'));
+                let owned = super::traced_type(owned);
+                quote! {
+                    let #owned_name: #owned = #next;
+                    let #mutability #name = #owned_name.as_ref();
+                }
+            }
+            ParamKind::Tree { owned, passing: Passing::Ref } => {
                 let owned_name =
                     format_ident!("__rjax_owned_{}", name.to_string().trim_start_matches('_'));
                 let elem = match &p.ty {
@@ -338,7 +348,7 @@ fn rebinds(traced: &[&Param], source: &str, name: impl Fn(&Param) -> syn::Ident)
                     let #mutability #name: &#elem = &#owned_name;
                 }
             }
-            ParamKind::Tree { owned, by_ref: false } => {
+            ParamKind::Tree { owned, passing: Passing::Owned } => {
                 let owned = super::traced_type(owned);
                 quote!(let #mutability #name: #owned = #next;)
             }

@@ -6,4 +6,4 @@ pub mod signature;
 pub mod transforms;
 
 pub use scope::{Scopes, Taint};
-pub use signature::{Func, ParamKind};
+pub use signature::{Func, ParamKind, Passing};

@@ -6,17 +6,31 @@ use syn::{
 };
 
 use crate::check;
+use crate::parse::transforms::Statics;
 
 /// How a parameter takes part in tracing.
 #[derive(Clone)]
 pub enum ParamKind {
-    /// `f32` / `f64`: a traced 0-d array of that dtype.
+    /// `f32` / `f64`: a traced 0-d array of that dtype; `i32` / `u32` / `i64`: a traced,
+    /// weakly typed 0-d integer array (a step counter, as a Python int under `jax.jit`).
     Scalar(&'static str),
     /// An array or pytree of arrays; `owned` is the type it is rebuilt into from leaves, and
-    /// `by_ref` says the function takes a reference to it.
-    Tree { owned: Box<Type>, by_ref: bool },
-    /// Integers, `bool`, `&str`, ...: static, part of the compile-cache key.
+    /// `passing` how the function takes it.
+    Tree { owned: Box<Type>, passing: Passing },
+    /// `usize` and the other integers, `bool`, `&str`, and any parameter named in
+    /// `static_argnames` / `static_argnums`: static, part of the compile-cache key.
     Static,
+}
+
+/// How a function takes a pytree parameter rebuilt as its owned type `T`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Passing {
+    /// `x: T`.
+    Owned,
+    /// `x: &T` (`&[U]` for `Vec<U>`).
+    Ref,
+    /// `x: Option<&T>`: `Some`/`None` is structure, the value a reference.
+    OptionRef,
 }
 
 /// One parameter of the annotated function.
@@ -35,10 +49,12 @@ pub struct Func {
 }
 
 impl Func {
-    /// Reads the signature, collecting every problem with it.
-    pub fn parse(item: ItemFn) -> Result<Func, Vec<syn::Error>> {
+    /// Reads the signature, collecting every problem with it; `statics` are the parameters the
+    /// transform attributes made static.
+    pub fn parse(item: ItemFn, statics: &[&Statics]) -> Result<Func, Vec<syn::Error>> {
         let mut errors = Vec::new();
         let sig = &item.sig;
+        let forced = static_names(sig, statics, &mut errors);
         if let Some(t) = &sig.asyncness {
             errors.push(check::refuse_async(t, true));
         }
@@ -66,7 +82,7 @@ impl Func {
                             continue;
                         }
                     };
-                    match classify(&pt.ty) {
+                    match classify(&pt.ty, forced.contains(&name.to_string())) {
                         Ok(kind) => {
                             params.push(Param { name, mutability, ty: (*pt.ty).clone(), kind })
                         }
@@ -105,12 +121,14 @@ pub fn type_name(ty: &Type) -> Option<String> {
     }
 }
 
+/// Parameter types that are static (never traced): sizes, flags, text, dtypes. The
+/// integers that are data (`i32`, `u32`, `i64`) are traced, as Python ints are in JAX.
 const STATIC_TYPES: &[&str] = &[
-    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
-    "char", "str", "String", "DType",
+    "i8", "i16", "i128", "isize", "u8", "u16", "u64", "u128", "usize", "bool", "char", "str",
+    "String", "DType",
 ];
 
-/// Whether a type is static (never traced).
+/// Whether a parameter of this type is static (never traced).
 pub fn is_static_type(ty: &Type) -> bool {
     match ty {
         Type::Reference(r) => is_static_type(&r.elem),
@@ -118,13 +136,67 @@ pub fn is_static_type(ty: &Type) -> bool {
     }
 }
 
-/// The dtype of a Rust float parameter type.
+/// Whether a local or closure input of this type holds a Rust value (every integer, `bool`,
+/// text): an array never has such a type, so a local declared with one is static.
+pub fn is_host_type(ty: &Type) -> bool {
+    is_static_type(ty) || scalar_dtype(ty).is_some_and(is_integer_dtype)
+}
+
+/// The dtype of a Rust scalar parameter type that is traced (`f32`, `f64`, `i32`, `u32`,
+/// `i64`).
 pub fn scalar_dtype(ty: &Type) -> Option<&'static str> {
     match type_name(ty)?.as_str() {
         "f32" => Some("F32"),
         "f64" => Some("F64"),
+        "i32" => Some("I32"),
+        "u32" => Some("U32"),
+        "i64" => Some("I64"),
         _ => None,
     }
+}
+
+/// Whether a dtype name from [`scalar_dtype`] is an integer one.
+pub fn is_integer_dtype(dtype: &str) -> bool {
+    dtype.starts_with('I') || dtype.starts_with('U')
+}
+
+/// The names of the parameters `static_argnames` / `static_argnums` make static, checking
+/// each names a parameter.
+fn static_names(
+    sig: &syn::Signature,
+    statics: &[&Statics],
+    errors: &mut Vec<syn::Error>,
+) -> Vec<String> {
+    let names: Vec<String> = sig
+        .inputs
+        .iter()
+        .map(|input| match input {
+            FnArg::Typed(pt) => match &*pt.pat {
+                Pat::Ident(p) => p.ident.to_string(),
+                _ => String::new(),
+            },
+            FnArg::Receiver(_) => "self".to_string(),
+        })
+        .collect();
+    let mut out = Vec::new();
+    for s in statics {
+        for lit in &s.names {
+            let name = lit.value();
+            if names.contains(&name) {
+                out.push(name);
+            } else {
+                errors.push(check::refuse_static_name(lit, &name, &names));
+            }
+        }
+        for lit in &s.nums {
+            let num: usize = lit.base10_parse().unwrap_or(usize::MAX);
+            match names.get(num) {
+                Some(name) => out.push(name.clone()),
+                None => errors.push(check::refuse_static_num(lit, num, names.len())),
+            }
+        }
+    }
+    out
 }
 
 /// Containers whose type arguments traced code sees with Rust floats turned into arrays.
@@ -168,7 +240,7 @@ pub fn holds_floats(ty: &Type) -> bool {
     quote::quote!(#traced).to_string() != quote::quote!(#ty).to_string()
 }
 
-fn classify(ty: &Type) -> Result<ParamKind, syn::Error> {
+fn classify(ty: &Type, forced_static: bool) -> Result<ParamKind, syn::Error> {
     if let Some(ptr) = raw_pointer(ty) {
         return Err(check::refuse_raw_pointer(ptr));
     }
@@ -177,25 +249,45 @@ fn classify(ty: &Type) -> Result<ParamKind, syn::Error> {
             return Err(check::refuse_mut_ref(r));
         }
     }
-    if is_static_type(ty) {
+    if forced_static || is_static_type(ty) {
         return Ok(ParamKind::Static);
     }
     if let Some(dtype) = scalar_dtype(ty) {
         return Ok(ParamKind::Scalar(dtype));
     }
+    if let Some(Type::Reference(r)) = option_elem(ty) {
+        let owned = owned_of(&r.elem);
+        let owned = syn::parse_quote!(::std::option::Option<#owned>);
+        return Ok(ParamKind::Tree { owned: Box::new(owned), passing: Passing::OptionRef });
+    }
     match ty {
         Type::Reference(r) => {
-            let owned: Type = match &*r.elem {
-                Type::Slice(s) => {
-                    let elem = &s.elem;
-                    syn::parse_quote!(::std::vec::Vec<#elem>)
-                }
-                other => other.clone(),
-            };
-            Ok(ParamKind::Tree { owned: Box::new(owned), by_ref: true })
+            Ok(ParamKind::Tree { owned: Box::new(owned_of(&r.elem)), passing: Passing::Ref })
         }
         Type::ImplTrait(t) => Err(check::refuse_impl_trait(t)),
-        other => Ok(ParamKind::Tree { owned: Box::new(other.clone()), by_ref: false }),
+        other => Ok(ParamKind::Tree { owned: Box::new(other.clone()), passing: Passing::Owned }),
+    }
+}
+
+/// The owned type a borrowed pytree is rebuilt into: `Vec<U>` for `[U]`, `T` for `T`.
+fn owned_of(borrowed: &Type) -> Type {
+    match borrowed {
+        Type::Slice(s) => {
+            let elem = &s.elem;
+            syn::parse_quote!(::std::vec::Vec<#elem>)
+        }
+        other => other.clone(),
+    }
+}
+
+/// `T` for `Option<T>`.
+fn option_elem(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match (last.ident == "Option", args.args.first()) {
+        (true, Some(GenericArgument::Type(t))) if args.args.len() == 1 => Some(t),
+        _ => None,
     }
 }
 

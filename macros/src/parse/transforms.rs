@@ -93,6 +93,16 @@ pub struct Layer {
     pub transform: Transform,
     pub name: String,
     pub span: Span,
+    /// The parameters this attribute makes static (`static_argnames` / `static_argnums`).
+    pub statics: Statics,
+}
+
+/// `static_argnames = ("mode", ..)` and `static_argnums = (1, ..)`: parameters made static
+/// whatever their type, as JAX's arguments of the same names.
+#[derive(Clone, Default)]
+pub struct Statics {
+    pub names: Vec<syn::LitStr>,
+    pub nums: Vec<syn::LitInt>,
 }
 
 /// The attribute names this crate expands as transforms.
@@ -131,9 +141,16 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
     let parallel = name == "pmap";
     let mut vmap = VmapArgs { in_axes: None, out_axes: None, axis_name: None, parallel };
     let maps = name == "vmap" || parallel;
+    let mut statics = Statics::default();
     for meta in &metas {
         let key = meta.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
         match (key.as_str(), meta) {
+            ("static_argnames", Meta::NameValue(nv)) => {
+                statics.names.extend(parse_list(&nv.value, parse_str_lit, "static_argnames")?);
+            }
+            ("static_argnums", Meta::NameValue(nv)) => {
+                statics.nums.extend(parse_list(&nv.value, parse_int_lit, "static_argnums")?);
+            }
             ("argnums", Meta::NameValue(nv)) if takes_argnums(name) => {
                 argnums = Some(parse_argnums(&nv.value)?);
             }
@@ -177,7 +194,42 @@ pub fn layer(name: &str, args: TokenStream, span: Span) -> Result<Layer, syn::Er
             Transform::Jacobian { argnums, kind }
         }
     };
-    Ok(Layer { transform, name: name.to_string(), span })
+    Ok(Layer { transform, name: name.to_string(), span, statics })
+}
+
+/// One item or a tuple of them (`"a"` or `("a", "b")`).
+fn parse_list<T>(
+    value: &Expr,
+    item: fn(&Expr, &str) -> Result<T, syn::Error>,
+    key: &str,
+) -> Result<Vec<T>, syn::Error> {
+    match value {
+        Expr::Tuple(t) => t.elems.iter().map(|e| item(e, key)).collect(),
+        Expr::Paren(p) => Ok(vec![item(&p.expr, key)?]),
+        e => Ok(vec![item(e, key)?]),
+    }
+}
+
+fn parse_str_lit(value: &Expr, key: &str) -> Result<syn::LitStr, syn::Error> {
+    match value {
+        Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
+        other => Err(syn::Error::new(
+            other.span(),
+            format!("{key}: expected a parameter name (`{key} = \"n\"`) or a tuple of them"),
+        )),
+    }
+}
+
+fn parse_int_lit(value: &Expr, key: &str) -> Result<syn::LitInt, syn::Error> {
+    match value {
+        Expr::Lit(syn::ExprLit { lit: Lit::Int(i), .. }) if i.base10_parse::<usize>().is_ok() => {
+            Ok(i.clone())
+        }
+        other => Err(syn::Error::new(
+            other.span(),
+            format!("{key}: expected a parameter position (`{key} = 1`) or a tuple of them"),
+        )),
+    }
 }
 
 fn takes_argnums(name: &str) -> bool {

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use super::device_plan::DevicePlan;
+use super::jit_log::{self, CallSite, Seen};
 use super::plan::Plan;
 use crate::array::Array;
 use crate::ir::{trace, Program};
@@ -131,6 +132,8 @@ impl Compiled {
 
 struct Entry {
     signature: Signature,
+    /// The signature as the compile log compares the next miss against it.
+    seen: Seen,
     compiled: Arc<Compiled>,
     /// The number of the call that last used the entry (see [`JitFunction::calls`]).
     last_used: AtomicU64,
@@ -155,6 +158,8 @@ pub struct JitFunction {
     trace_nanos: AtomicU64,
     evictions: AtomicU64,
     capacity: AtomicUsize,
+    /// How many traces each argument's change caused (for the retrace warning).
+    changes: Mutex<Vec<(&'static str, u64)>>,
 }
 
 impl JitFunction {
@@ -170,16 +175,17 @@ impl JitFunction {
             trace_nanos: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
             capacity: AtomicUsize::new(DEFAULT_CACHE_CAPACITY),
+            changes: Mutex::new(Vec::new()),
         }
     }
 
     /// Calls the function on `args`: runs the cached plan for their signature, tracing `body`
-    /// first if there is none. `statics` hashes the static arguments. Inside another trace
-    /// (traced arguments), `body` is simply inlined into that trace.
+    /// first if there is none. `site` names the arguments and carries the static ones. Inside
+    /// another trace (traced arguments), `body` is simply inlined into that trace.
     pub fn call<A: Tree + ?Sized, O: Unflatten>(
         &self,
         args: &A,
-        statics: u64,
+        site: &CallSite<'_>,
         body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
     ) -> O {
         let CallScratch { mut leaves, mut def, mut outputs } = CALL_SCRATCH.take();
@@ -187,13 +193,15 @@ impl JitFunction {
         if leaves.iter().any(Array::is_traced) {
             return body(leaves, &def);
         }
+        let statics = site.statics_hash();
         let hash = signature_hash(&def, &leaves, statics);
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         let compiled = match self.lookup(hash, &def, &leaves, statics, call) {
             Some(found) => found,
             None => {
                 self.misses.fetch_add(1, Ordering::Relaxed);
-                self.compile(hash, def.clone(), leaves.clone(), statics, call, body)
+                let key = Key { hash, def: def.clone(), leaves: leaves.clone(), statics, call };
+                self.compile(key, site, body)
             }
         };
         if leaves.iter().any(|l| !l.device().is_host()) {
@@ -228,13 +236,11 @@ impl JitFunction {
 
     fn compile<O: Unflatten>(
         &self,
-        hash: u64,
-        def: TreeDef,
-        leaves: Vec<Array>,
-        statics: u64,
-        call: u64,
+        key: Key,
+        site: &CallSite<'_>,
         body: impl FnOnce(Vec<Array>, &TreeDef) -> O,
     ) -> Arc<Compiled> {
+        let Key { hash, def, leaves, statics, call } = key;
         // A body may call its own function again with concrete arguments (a new signature):
         // that call is traced on this thread while the lock is held, so it must not wait.
         let me = self as *const JitFunction as usize;
@@ -245,6 +251,7 @@ impl JitFunction {
             return found;
         }
         let _compiling = Compiling::enter(me);
+        let seen = self.explain_trace(site, &def, &leaves);
         let start = Instant::now();
         let avals: Vec<Aval> = leaves.iter().map(Array::aval).collect();
         let traced = trace_function(self.name, &leaves, |inputs, _| body(inputs, &def));
@@ -257,12 +264,52 @@ impl JitFunction {
         self.trace_nanos.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let signature = Signature { def, leaves: avals, statics };
         let last_used = AtomicU64::new(call);
-        let entry = Entry { signature, compiled: compiled.clone(), last_used };
+        let entry = Entry { signature, seen, compiled: compiled.clone(), last_used };
         let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
         let capacity = self.capacity.load(Ordering::Relaxed).max(1);
         self.evict_down_to(&mut plans, capacity - 1);
         plans.entry(hash).or_default().push(entry);
         compiled
+    }
+
+    /// Before a trace: says why the cache missed when the log is on, counts the argument that
+    /// changed, and warns once when the function keeps retracing. Returns the signature as the
+    /// log will compare the next miss against it.
+    fn explain_trace(&self, site: &CallSite<'_>, def: &TreeDef, leaves: &[Array]) -> Seen {
+        let traces = self.traces.load(Ordering::Relaxed);
+        let log = jit_log::log_compiles();
+        let miss = {
+            let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
+            let latest = plans
+                .values()
+                .flatten()
+                .max_by_key(|e| e.last_used.load(Ordering::Relaxed))
+                .map(|e| &e.seen);
+            jit_log::explain(latest, site, def, leaves, traces)
+        };
+        let mut changes = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(name) = miss.argument {
+            match changes.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, count)) => *count += 1,
+                None => changes.push((name, 1)),
+            }
+        }
+        if log {
+            eprintln!(
+                "rjax: tracing #[jit] function `{}` (trace {}): {}",
+                self.name,
+                traces + 1,
+                miss.reason
+            );
+        }
+        if traces + 1 == jit_log::RETRACE_WARNING {
+            eprintln!("{}", jit_log::retrace_warning(self.name, traces + 1, &changes));
+        }
+        Seen {
+            def: def.clone(),
+            leaves: leaves.iter().map(Array::aval).collect(),
+            statics: site.statics.to_vec(),
+        }
     }
 
     /// Drops least recently used plans until at most `keep` remain.
@@ -314,6 +361,16 @@ impl JitFunction {
     pub fn clear(&self) {
         self.plans.write().unwrap_or_else(|e| e.into_inner()).clear();
     }
+}
+
+/// A signature being compiled: its hash, structure, leaves and static key, and the call's
+/// number.
+struct Key {
+    hash: u64,
+    def: TreeDef,
+    leaves: Vec<Array>,
+    statics: u64,
+    call: u64,
 }
 
 /// The vectors a call flattens its arguments into and receives its outputs in, kept from one

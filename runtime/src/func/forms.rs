@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::argnums::{ArgnumSpec, Argnums, AxisSpec};
 use crate::array::Array;
-use crate::exec::JitFunction;
+use crate::exec::{CallSite, JitFunction};
 use crate::ir::trace;
 use crate::transform::ad::api::{self as ad, Flat, Wrt};
 use crate::transform::ad::custom;
@@ -278,7 +278,7 @@ pub fn jit<'f, A: Unflatten + 'f, R: Unflatten + 'f>(f: impl Fn(&A) -> R + 'f) -
         if trace::is_tracing() {
             return f(a);
         }
-        c.call(a, 0, |leaves, def| f(&tree::unflatten(def, leaves)))
+        c.call(a, &CallSite::UNNAMED, |leaves, def| f(&tree::unflatten(def, leaves)))
     });
     Jit { cache, call }
 }

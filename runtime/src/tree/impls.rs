@@ -38,6 +38,20 @@ macro_rules! scalar_leaf {
 }
 scalar_leaf!(f32, f64);
 
+/// The integers that are data are leaves too, weakly typed as Python ints are in JAX: a traced
+/// `u32` step counter is a 0-d weak `uint32` array.
+macro_rules! integer_leaf {
+    ($($t:ty),*) => {$(
+        impl Tree for $t {
+            fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+                def.push(Node::Leaf);
+                leaves.push(Array::weak_scalar(*self));
+            }
+        }
+    )*};
+}
+integer_leaf!(i32, u32, i64);
+
 impl Tree for () {
     fn flatten_into(&self, def: &mut TreeDef, _leaves: &mut Vec<Array>) {
         def.push(Node::Unit);

@@ -1,6 +1,6 @@
 use rjax::prelude::*;
 
-#[jit(static_argnums = 1)]
+#[jit(donate_argnums = 0)]
 fn power(x: &Array, n: usize) -> Array {
     let mut y = x.clone();
     for _ in 1..n {

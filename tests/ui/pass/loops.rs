@@ -27,7 +27,7 @@ fn predict_linear_first(params: &[(Array, Array)], inputs: &Array) -> Array {
 }
 
 #[jit]
-fn repeat_double(x: &Array, times: u32) -> Array {
+fn repeat_double(x: &Array, times: usize) -> Array {
     let mut y = x.clone();
     for _ in 0..times {
         y = y * 2.0;

@@ -278,6 +278,29 @@ fn in_one_process(x: &Array) -> Vec<Array> {
     collectives(x)
 }
 
+/// `pmax`/`pmin` (which must propagate a NaN, as on one machine) and sums of `i32` and
+/// `f16`: MPI's own sum for the one, rjax's operations inside MPI's reduction for the others.
+/// (`x` has the NaN, `y` not).
+#[traceable]
+fn other_reductions(x: &Array, y: &Array) -> Vec<Array> {
+    vec![
+        lax::pmax(x, "i"),
+        lax::pmin(x, "i"),
+        lax::psum((y * 4.0).astype(DType::I32), "i").astype(DType::F32),
+        lax::psum(y.astype(DType::F16), "i").astype(DType::F32),
+    ]
+}
+
+#[pmap(axis_name = "i")]
+fn other_reductions_on_devices(x: &Array, y: &Array) -> Vec<Array> {
+    other_reductions(x, y)
+}
+
+#[vmap(axis_name = "i")]
+fn other_reductions_in_one_process(x: &Array, y: &Array) -> Vec<Array> {
+    other_reductions(x, y)
+}
+
 /// A function that fails on process 1 (when it is traced there), after the others began.
 #[pmap(axis_name = "i")]
 fn broken_on_rank_one(x: &Array) -> Array {
@@ -396,6 +419,7 @@ fn check_collectives(rank: usize, count: usize) {
         let rows = &w[rank * LOCAL * per_member..(rank + 1) * LOCAL * per_member];
         close(&format!("collective output {k}"), &g.to_vec::<f32>().unwrap(), rows);
     }
+    check_other_reductions(rank, count);
     let w = Array::from_shape_vec([ROW], vec![0.3f32, -0.7, 1.1]);
     // Each device gets its copy's share of the gradient of the loss over every process
     // (the cotangents crossed processes through psum's transpose); the shares sum to it.
@@ -410,6 +434,29 @@ fn check_collectives(rank: usize, count: usize) {
     let got = replicated_loss(&w, &local).to_vec::<f32>().unwrap();
     close("gradient of a replicated input", &got, &want);
     println!("rank {rank} of {count}: collectives and gradient agree");
+}
+
+/// `other_reductions` with a NaN in the last process's data: the same as in one process.
+fn check_other_reductions(rank: usize, count: usize) {
+    let n = count * LOCAL;
+    let clean = global_data(count);
+    let mut data = clean.clone();
+    data[(n - 1) * ROW + 1] = f32::NAN;
+    let mine = rank * LOCAL * ROW..(rank + 1) * LOCAL * ROW;
+    let local = |v: &[f32]| Array::from_shape_vec([LOCAL, ROW], v[mine.clone()].to_vec());
+    let got = other_reductions_on_devices(&local(&data), &local(&clean));
+    let whole = |v: Vec<f32>| Array::from_shape_vec([n, ROW], v);
+    let want = other_reductions_in_one_process(&whole(data), &whole(clean));
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        let w = w.to_vec::<f32>().unwrap();
+        let rows = &w[mine.clone()];
+        let g = g.to_vec::<f32>().unwrap();
+        assert!(rows.iter().any(|v| v.is_nan()) || k >= 2, "reduction {k}: no NaN in {rows:?}");
+        for (i, (a, b)) in g.iter().zip(rows).enumerate() {
+            let same = (a.is_nan() && b.is_nan()) || a == b;
+            assert!(same, "reduction {k}[{i}]: {a} across processes, {b} in one");
+        }
+    }
 }
 
 fn close(what: &str, got: &[f32], want: &[f32]) {

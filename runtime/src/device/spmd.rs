@@ -193,6 +193,7 @@ impl Comm {
 #[derive(Clone, Copy)]
 pub(crate) struct Reduction {
     /// Whether it is the addition (for which MPI's own sum serves the primitive number types).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
     pub(crate) is_sum: bool,
     /// Two values of the same shape and dtype, combined.
     pub(crate) combine: fn(&Array, &Array) -> Array,

@@ -1,6 +1,6 @@
 //! `pmap` across processes (feature `distributed`): this program starts itself under
 //! `mpirun` with 2 and 4 processes of 2 virtual devices each, and each child checks every
-//! collective and a gradient against the same function run with `vmap` over the whole axis
+//! collective and the gradients (of a mapped and of a replicated input) against the same function run with `vmap` over the whole axis
 //! in one process. Then the failures: a process that runs another program, one that panics,
 //! one that leaves, and one that is killed end the others with an error naming it, within a
 //! bounded time.
@@ -94,6 +94,7 @@ fn parent() {
     assert!(killed.took < Duration::from_secs(60), "took {:?}", killed.took);
     println!("killed: the job ended in {:.1?}", killed.took);
     example_checksum();
+    across_network_namespaces();
     println!("distributed: all scenarios passed");
 }
 
@@ -124,6 +125,99 @@ fn example_checksum() {
         "example: checksum matches single-process training ({difference:.1e}, {:.1?})",
         run.took
     );
+}
+
+/// Two network namespaces joined by a veth pair, one rank in each: the collectives cross a
+/// real network interface (MPI over TCP, no shared memory). `mpirun` runs in the first and
+/// starts the second's rank through a launcher script that enters the second namespace.
+/// Needs root and `ip netns`; without them it says so and checks nothing.
+fn across_network_namespaces() {
+    let Some(net) = Namespaces::create() else {
+        println!("network namespaces: not checked (creating them needs root and `ip netns`)");
+        return;
+    };
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", &net.names[0], "mpirun", "--allow-run-as-root", "--tag-output"])
+        .args(["-np", "2", "--host", "10.77.0.1,10.77.0.2"])
+        .arg("--mca")
+        .arg("plm_rsh_agent")
+        .arg(&net.agent)
+        .args(["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "10.77.0.0/24"])
+        .args(["--mca", "oob_tcp_if_include", "10.77.0.0/24"])
+        .args(["-x", CHILD, "-x", "RJAX_CPU_DEVICES", "-x", "RJAX_DISTRIBUTED_TIMEOUT"])
+        .arg(&exe)
+        .env(CHILD, "collectives")
+        .env("RJAX_CPU_DEVICES", LOCAL.to_string())
+        .env("RJAX_DISTRIBUTED_TIMEOUT", "60");
+    let start = Instant::now();
+    let out = cmd.output().expect("ip netns exec .. mpirun");
+    let output =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "collectives across namespaces failed:\n{output}");
+    for rank in 0..2 {
+        let line = format!("rank {rank} of 2: collectives and gradient agree");
+        assert!(output.contains(&line), "missing `{line}` in:\n{output}");
+    }
+    println!("collectives across two network namespaces (veth, TCP): ok ({:.1?})", start.elapsed());
+}
+
+/// Two network namespaces (10.77.0.1 and .2 on a veth pair) and the launcher script that
+/// runs a command in the second; removed on drop.
+struct Namespaces {
+    names: [String; 2],
+    dir: std::path::PathBuf,
+    agent: std::path::PathBuf,
+}
+
+impl Namespaces {
+    fn create() -> Option<Namespaces> {
+        let id = std::process::id();
+        let names = [format!("rjax{id}a"), format!("rjax{id}b")];
+        let veth = [format!("rjx{id}a"), format!("rjx{id}b")];
+        let dir = std::env::temp_dir().join(format!("rjax-netns-{id}"));
+        let agent = dir.join("enter-second-namespace");
+        let net = Namespaces { names: names.clone(), dir, agent };
+        if !ip(&["netns", "add", &names[0]]) {
+            return None;
+        }
+        let made = ip(&["netns", "add", &names[1]])
+            && ip(&["link", "add", &veth[0], "type", "veth", "peer", "name", &veth[1]])
+            && (0..2).all(|k| {
+                let address = format!("10.77.0.{}/24", k + 1);
+                ip(&["link", "set", &veth[k], "netns", &names[k]])
+                    && ip(&["-n", &names[k], "addr", "add", &address, "dev", &veth[k]])
+                    && ip(&["-n", &names[k], "link", "set", &veth[k], "up"])
+                    && ip(&["-n", &names[k], "link", "set", "lo", "up"])
+            });
+        assert!(made, "`ip netns add` works here, but setting up the veth pair failed");
+        // mpirun calls it as `agent HOST COMMAND..` for the one remote host.
+        let script = format!("#!/bin/sh\nshift\nexec ip netns exec {} sh -c \"$*\"\n", names[1]);
+        std::fs::create_dir_all(&net.dir).unwrap();
+        std::fs::write(&net.agent, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&net.agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Some(net)
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for name in &self.names {
+            ip(&["netns", "del", name]);
+        }
+        std::fs::remove_dir_all(&self.dir).ok();
+    }
+}
+
+/// Runs `ip ARGS`, quietly; whether it succeeded.
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Runs `scenario` on 2 processes; rank 0 must report a failure containing each of `wanted`.
@@ -184,6 +278,29 @@ fn in_one_process(x: &Array) -> Vec<Array> {
     collectives(x)
 }
 
+/// `pmax`/`pmin` (which must propagate a NaN, as on one machine) and sums of `i32` and
+/// `f16`: MPI's own sum for the one, rjax's operations inside MPI's reduction for the others.
+/// (`x` has the NaN, `y` not).
+#[traceable]
+fn other_reductions(x: &Array, y: &Array) -> Vec<Array> {
+    vec![
+        lax::pmax(x, "i"),
+        lax::pmin(x, "i"),
+        lax::psum((y * 4.0).astype(DType::I32), "i").astype(DType::F32),
+        lax::psum(y.astype(DType::F16), "i").astype(DType::F32),
+    ]
+}
+
+#[pmap(axis_name = "i")]
+fn other_reductions_on_devices(x: &Array, y: &Array) -> Vec<Array> {
+    other_reductions(x, y)
+}
+
+#[vmap(axis_name = "i")]
+fn other_reductions_in_one_process(x: &Array, y: &Array) -> Vec<Array> {
+    other_reductions(x, y)
+}
+
 /// A function that fails on process 1 (when it is traced there), after the others began.
 #[pmap(axis_name = "i")]
 fn broken_on_rank_one(x: &Array) -> Array {
@@ -207,7 +324,8 @@ fn body_on_devices(w: &Array, x: &Array) -> Array {
     body(w, x)
 }
 
-/// `w` replicated: its gradient would be a sum over every process, which is refused.
+/// `w` replicated (every device the same `w`): its gradient is a sum over every device of
+/// every process.
 #[pmap(axis_name = "i", in_axes = (None, 0))]
 fn body_replicated(w: &Array, x: &Array) -> Array {
     body(w, x)
@@ -301,6 +419,7 @@ fn check_collectives(rank: usize, count: usize) {
         let rows = &w[rank * LOCAL * per_member..(rank + 1) * LOCAL * per_member];
         close(&format!("collective output {k}"), &g.to_vec::<f32>().unwrap(), rows);
     }
+    check_other_reductions(rank, count);
     let w = Array::from_shape_vec([ROW], vec![0.3f32, -0.7, 1.1]);
     // Each device gets its copy's share of the gradient of the loss over every process
     // (the cotangents crossed processes through psum's transpose); the shares sum to it.
@@ -310,12 +429,34 @@ fn check_collectives(rank: usize, count: usize) {
     let got = total.to_vec::<f32>().unwrap();
     let want = reference_loss(&w, &all).to_vec::<f32>().unwrap();
     close("gradient", &got[..ROW], &want);
-    // A replicated input's gradient needs every process's sum: refused, not partial.
-    let refused =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| replicated_loss(&w, &local)));
-    let text = refused.err().and_then(|e| e.downcast_ref::<String>().cloned()).unwrap_or_default();
-    assert!(text.contains("replicates (in_axes None)"), "expected a refusal, got {text:?}");
+    // A replicated input's gradient is the whole one on every process: each process's sum
+    // over its devices, summed over the processes.
+    let got = replicated_loss(&w, &local).to_vec::<f32>().unwrap();
+    close("gradient of a replicated input", &got, &want);
     println!("rank {rank} of {count}: collectives and gradient agree");
+}
+
+/// `other_reductions` with a NaN in the last process's data: the same as in one process.
+fn check_other_reductions(rank: usize, count: usize) {
+    let n = count * LOCAL;
+    let clean = global_data(count);
+    let mut data = clean.clone();
+    data[(n - 1) * ROW + 1] = f32::NAN;
+    let mine = rank * LOCAL * ROW..(rank + 1) * LOCAL * ROW;
+    let local = |v: &[f32]| Array::from_shape_vec([LOCAL, ROW], v[mine.clone()].to_vec());
+    let got = other_reductions_on_devices(&local(&data), &local(&clean));
+    let whole = |v: Vec<f32>| Array::from_shape_vec([n, ROW], v);
+    let want = other_reductions_in_one_process(&whole(data), &whole(clean));
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        let w = w.to_vec::<f32>().unwrap();
+        let rows = &w[mine.clone()];
+        let g = g.to_vec::<f32>().unwrap();
+        assert!(rows.iter().any(|v| v.is_nan()) || k >= 2, "reduction {k}: no NaN in {rows:?}");
+        for (i, (a, b)) in g.iter().zip(rows).enumerate() {
+            let same = (a.is_nan() && b.is_nan()) || a == b;
+            assert!(same, "reduction {k}[{i}]: {a} across processes, {b} in one");
+        }
+    }
 }
 
 fn close(what: &str, got: &[f32], want: &[f32]) {

@@ -21,7 +21,8 @@
 //! them all (see `distributed`): its axis has every process's shards, this process's being
 //! members `rank * size..(rank + 1) * size`. A collective meets the local members here, then
 //! the last of them to arrive trades the process's values with the other processes in one
-//! MPI call for all of them. A failed launch tells the other processes.
+//! MPI call for all of them (for a reduction, the process's values combined: each process
+//! sends one value, not one per member). A failed launch tells the other processes.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -126,8 +127,9 @@ impl Comm {
     }
 
     /// Contributes `value` as local member `local` and returns every member's value, in
-    /// order (`what` names the collective to the other processes).
-    fn exchange(&self, key: Key, local: usize, value: Array, what: &str) -> Vec<Array> {
+    /// order; on an axis across processes, what `across` makes of the local members' values
+    /// (it runs once per process, on the thread that arrives last).
+    fn exchange(&self, key: Key, local: usize, value: Array, across: Across) -> Vec<Array> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let size = self.size;
         let slot = state.slots.entry(key.clone()).or_insert_with(|| Slot {
@@ -143,7 +145,7 @@ impl Comm {
                 slot.values.iter_mut().map(|v| v.take().expect("every member arrived")).collect();
             let all = if self.across_processes {
                 drop(state);
-                let all = self.across(what, &values);
+                let all = self.across(values, across);
                 state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 all
             } else {
@@ -170,26 +172,77 @@ impl Comm {
         }
     }
 
-    /// Every process's values, from this process's: a failure fails this launch too, so
-    /// that the local members waiting for the result wake.
-    #[cfg(feature = "distributed")]
-    fn across(&self, what: &str, values: &[Array]) -> Vec<Array> {
-        catch_unwind(AssertUnwindSafe(|| super::distributed::all_gather(what, values)))
-            .unwrap_or_else(|payload| {
-                self.fail(&panic_text(&*payload));
-                std::panic::resume_unwind(payload)
-            })
-    }
-
-    #[cfg(not(feature = "distributed"))]
-    fn across(&self, _what: &str, _values: &[Array]) -> Vec<Array> {
-        unreachable!("only the distributed feature makes launches across processes")
+    /// What the processes make of this process's values: a failure fails this launch too,
+    /// so that the local members waiting for the result wake.
+    fn across(&self, values: Vec<Array>, across: Across) -> Vec<Array> {
+        catch_unwind(AssertUnwindSafe(|| across.run(values))).unwrap_or_else(|payload| {
+            self.fail(&panic_text(&*payload));
+            std::panic::resume_unwind(payload)
+        })
     }
 
     fn fail(&self, message: &str) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.failure.get_or_insert_with(|| message.to_string());
         self.ready.notify_all();
+    }
+}
+
+/// How a reducing collective combines values: an associative, commutative elementwise
+/// operation, given by the collective (the devices cannot name primitives).
+#[derive(Clone, Copy)]
+pub(crate) struct Reduction {
+    /// Whether it is the addition (for which MPI's own sum serves the primitive number types).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) is_sum: bool,
+    /// Two values of the same shape and dtype, combined.
+    pub(crate) combine: fn(&Array, &Array) -> Array,
+}
+
+impl Reduction {
+    /// `values` combined in order.
+    pub(crate) fn fold(self, values: &[Array]) -> Array {
+        let (first, rest) = values.split_first().expect("an axis has at least one member");
+        rest.iter().fold(first.clone(), |acc, v| (self.combine)(&acc, v))
+    }
+}
+
+/// What a collective over an axis across processes does with the local members' values
+/// (`what` names it to the other processes).
+#[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+struct Across<'a> {
+    what: &'a str,
+    reduction: Option<Reduction>,
+}
+
+impl Across<'_> {
+    /// Every process's values gathered, or for a reduction the one value combined from
+    /// every process's.
+    #[cfg(feature = "distributed")]
+    fn run(&self, values: Vec<Array>) -> Vec<Array> {
+        match self.reduction {
+            None => super::distributed::all_gather(self.what, &values),
+            Some(reduction) => {
+                let host: Vec<Array> = values.iter().map(on_host).collect();
+                let mine = reduction.fold(&host);
+                vec![super::distributed::all_reduce(self.what, &mine, reduction)]
+            }
+        }
+    }
+
+    #[cfg(not(feature = "distributed"))]
+    fn run(&self, _values: Vec<Array>) -> Vec<Array> {
+        unreachable!("only the distributed feature makes launches across processes")
+    }
+}
+
+/// `x` on the host (values from several GPUs combine there before they cross processes).
+#[cfg(feature = "distributed")]
+fn on_host(x: &Array) -> Array {
+    if x.device().is_host() {
+        x.clone()
+    } else {
+        super::device_put(x, Device::Cpu(0))
     }
 }
 
@@ -358,7 +411,8 @@ fn run_one<R>(context: Context, shard: impl FnOnce() -> R) -> Result<R, String> 
     })
 }
 
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+/// The message a panic carried.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<String>()
         .cloned()
@@ -407,6 +461,28 @@ pub(crate) fn axis_index(name: &str) -> Option<usize> {
 /// For an axis across processes reached from a nested launch's thread: the processes could
 /// not tell its groups of inner members apart.
 pub(crate) fn exchange(op: &str, name: &str, value: Array) -> Option<(usize, Vec<Array>)> {
+    meet(op, name, value, None)
+}
+
+/// Every member's `value` along axis `name` combined by `reduction` (in member order within
+/// a process); `None` when no launch bound `name` here. Across processes each process
+/// combines its members' values, and one MPI all-reduce combines the processes'.
+///
+/// # Panics
+/// As [`exchange`].
+pub(crate) fn reduce(op: &str, name: &str, value: Array, reduction: Reduction) -> Option<Array> {
+    let (_, values) = meet(op, name, value, Some(reduction))?;
+    Some(reduction.fold(&values))
+}
+
+/// This thread's position on axis `name` and the members' values (for a `reduction` across
+/// processes, the one value already combined).
+fn meet(
+    op: &str,
+    name: &str,
+    value: Array,
+    reduction: Option<Reduction>,
+) -> Option<(usize, Vec<Array>)> {
     let (comm, key, index, local) = CONTEXT.with(|c| {
         let mut c = c.borrow_mut();
         let k = c.frames.iter().rposition(|f| f.name == name)?;
@@ -425,7 +501,7 @@ pub(crate) fn exchange(op: &str, name: &str, value: Array) -> Option<(usize, Vec
         Some((frame.comm.clone(), (others, launches, done), frame.index, frame.local))
     })?;
     let what = format!("{op} over `{name}` ({} members)", comm.size);
-    let values = comm.exchange(key, local, value, &what);
+    let values = comm.exchange(key, local, value, Across { what: &what, reduction });
     Some((index, values.iter().map(arrive).collect()))
 }
 

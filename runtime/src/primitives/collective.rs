@@ -38,6 +38,18 @@ fn unbound(prim: &str, axes: &[String]) -> ! {
     )
 }
 
+impl CollectiveOp {
+    /// How the devices combine two values: with the elementwise primitive of the op.
+    fn reduction(self) -> spmd::Reduction {
+        let combine: fn(&Array, &Array) -> Array = match self {
+            CollectiveOp::Sum => |a, b| bind1(&super::BinaryOp::Add, &[a, b]),
+            CollectiveOp::Max => |a, b| bind1(&super::BinaryOp::Max, &[a, b]),
+            CollectiveOp::Min => |a, b| bind1(&super::BinaryOp::Min, &[a, b]),
+        };
+        spmd::Reduction { is_sum: self == CollectiveOp::Sum, combine }
+    }
+}
+
 impl Collective {
     fn reduce_op(&self) -> ReduceOp {
         match self.op {
@@ -80,14 +92,13 @@ impl Primitive for Collective {
         Ok(vec![inputs[0].clone()])
     }
 
-    /// On pmap's devices: combines the members' values over each axis in turn.
+    /// On pmap's devices: combines the members' values over each axis in turn (across
+    /// processes, one MPI all-reduce per axis).
     fn eval(&self, inputs: &[&Array], _outputs: &[Aval]) -> Vec<Array> {
         let mut value = inputs[0].clone();
         for axis in &self.axes {
-            let Some((_, values)) = spmd::exchange(&self.name(), axis, value) else {
-                unbound(&self.name(), &self.axes)
-            };
-            value = combine(self.op, &values);
+            value = spmd::reduce(&self.name(), axis, value, self.op.reduction())
+                .unwrap_or_else(|| unbound(&self.name(), &self.axes));
         }
         vec![value]
     }
@@ -142,17 +153,6 @@ impl Primitive for Collective {
             _ => Err("pmax/pmin are not linear".to_string()),
         }
     }
-}
-
-/// The members' values combined by `op`, in member order (the same on every member).
-fn combine(op: CollectiveOp, values: &[Array]) -> Array {
-    let binary = match op {
-        CollectiveOp::Sum => super::BinaryOp::Add,
-        CollectiveOp::Max => super::BinaryOp::Max,
-        CollectiveOp::Min => super::BinaryOp::Min,
-    };
-    let (first, rest) = values.split_first().expect("an axis has at least one member");
-    rest.iter().fold(first.clone(), |acc, v| bind1(&binary, &[&acc, v]))
 }
 
 /// `all_gather(x, axis_name)`: every member gets the stack of all members' values, along a
@@ -314,7 +314,7 @@ impl Primitive for PsumScatter {
         else {
             unbound("psum_scatter", std::slice::from_ref(&self.axis_name))
         };
-        vec![lane(&combine(CollectiveOp::Sum, &values), Some(0), me)]
+        vec![lane(&CollectiveOp::Sum.reduction().fold(&values), Some(0), me)]
     }
 
     fn uses_axis(&self, name: &str) -> bool {

@@ -9,16 +9,35 @@
 
 use std::sync::Arc;
 
+use super::collective::{Collective, CollectiveOp};
 use super::{bind, Aval, Primitive};
 use crate::array::Array;
 use crate::device::{self, spmd};
-use crate::ir::{eval_program, Program};
+use crate::ir::{eval_program, Atom, Equation, Program};
 use crate::transform::ad::ops;
 use crate::transform::ad::{
     differentiable, tangent_program, transpose_program, LinearArg, Tangent,
 };
 use crate::transform::batch::ops::{lane, stack, Batched};
 use crate::transform::batch::{batch_program, BatchAxis, BatchDim};
+
+/// `program` with each output `k` where `summed[k]` replaced by its `psum` over `axis`.
+fn psum_outputs(mut program: Program, axis: &str, summed: &[bool]) -> Program {
+    let psum: Arc<dyn Primitive> =
+        Arc::new(Collective { op: CollectiveOp::Sum, axes: vec![axis.to_string()] });
+    for (k, _) in summed.iter().enumerate().filter(|(_, s)| **s) {
+        let output = program.outputs[k].clone();
+        let var = program.new_var(program.atom_aval(&output));
+        program.equations.push(Equation {
+            prim: psum.clone(),
+            inputs: vec![output],
+            outputs: vec![var],
+            span: None,
+        });
+        program.outputs[k] = Atom::Var(var);
+    }
+    program
+}
 
 /// `program` run on `size` devices along axis `axis_name`: operand `i` is split along
 /// `in_axes[i]` (or given whole to every device when `None`), and output `k` is the devices'
@@ -209,21 +228,32 @@ impl Primitive for Pmap {
         }
         let linear_axes: Vec<Option<usize>> =
             self.in_axes.iter().zip(&linear).filter(|(_, l)| **l).map(|(a, _)| *a).collect();
-        if linear_axes.contains(&None) && crate::device::spans_processes() {
-            // Its cotangent is the sum over every device of every process, which the
-            // per-process sum below cannot give; an error rather than a partial gradient.
-            return Err("the gradient with respect to an input that a pmap across processes \
-                 replicates (in_axes None) is not supported: map it instead (each device its \
-                 own copy, in_axes 0) and psum or pmean the gradient over the axis"
-                .to_string());
-        }
-        let out_axes = linear_axes.iter().map(|a| Some(a.unwrap_or(0))).collect();
-        let transposed = self.with(transpose_program(&self.program, &linear), in_axes, out_axes);
+        // A replicated operand's cotangent is the sum of every device's: after the launch in
+        // one process; across processes, where the launch returns only this process's
+        // devices, inside it (a psum over the axis, as JAX does), taking device 0's.
+        let across = crate::device::spans_processes();
+        let mut program = transpose_program(&self.program, &linear);
+        let out_axes = if across {
+            let replicated: Vec<bool> = linear_axes.iter().map(Option::is_none).collect();
+            program = psum_outputs(program, &self.axis_name, &replicated);
+            linear_axes.clone()
+        } else {
+            linear_axes.iter().map(|a| Some(a.unwrap_or(0))).collect()
+        };
+        let transposed = self.with(program, in_axes, out_axes);
         let refs: Vec<&Array> = inputs.iter().collect();
         let results = bind(&transposed, &refs)
             .into_iter()
             .zip(&linear_axes)
-            .map(|(ct, axis)| if axis.is_some() { ct } else { ops::sum_axes(&ct, vec![0]) })
+            .map(
+                |(ct, axis)| {
+                    if axis.is_some() || across {
+                        ct
+                    } else {
+                        ops::sum_axes(&ct, vec![0])
+                    }
+                },
+            )
             .collect();
         Ok(ops::linear_cts(args, results))
     }

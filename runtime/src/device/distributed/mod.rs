@@ -12,7 +12,8 @@
 //!
 //! A collective over such an axis meets the local devices in the process first (the
 //! rendezvous of `spmd`), then one thread of each process makes one MPI collective for them
-//! all. Before it, the processes trade a small header naming the collective, its dtype and
+//! all: `psum`, `pmax` and `pmin` (and `pmean`, a `psum`) combine the local values and
+//! all-reduce the result, the other collectives all-gather the local values. Before it, the processes trade a small header naming the collective, its dtype and
 //! shapes: a process that runs a different program is reported with both sides' headers, a
 //! process whose `pmap` failed tells the others, who fail naming it, and a process that never
 //! arrives is named after `RJAX_DISTRIBUTED_TIMEOUT` seconds (default 300) instead of a hang.
@@ -25,13 +26,18 @@
 
 mod transport;
 
+/// The MPI crate rjax runs on (rsmpi), for a program's own MPI calls after [`initialize`]:
+/// `mpi::topology::SimpleCommunicator::world()` is every process; rjax's collectives use
+/// their own communicator, so the program's messages never meet them.
+pub use mpi;
+
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::Device;
 use crate::error::Error;
 
-pub(crate) use transport::{all_gather, tell_failure};
+pub(crate) use transport::{all_gather, all_reduce, tell_failure};
 
 /// This process's place among the others.
 struct Membership {

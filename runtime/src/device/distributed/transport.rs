@@ -1,21 +1,28 @@
 //! The MPI side: starting it, the header every collective begins with, and the one MPI
-//! collective that carries a process's values.
+//! collective that carries a process's values: an all-gather of them, or for a reduction an
+//! all-reduce of the process's combined value.
 //!
 //! MPI is initialized asking for `MPI_THREAD_MULTIPLE` and must give at least
 //! `MPI_THREAD_SERIALIZED`: `pmap`'s device threads call it, one at a time (a mutex here
 //! serializes every call). rjax talks on its own duplicate of `MPI_COMM_WORLD`, so a program's
 //! own MPI messages never meet rjax's.
 
+use std::os::raw::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
+use mpi::datatype::{Equivalence, UserDatatype};
 use mpi::environment::Threading;
+use mpi::ffi::{MPI_Datatype, MPI_Op};
 use mpi::point_to_point::MatchedReceiveVec;
+use mpi::raw::AsRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Destination, Source};
 
 use crate::array::buffer::Buffer;
 use crate::array::Array;
+use crate::device::spmd::Reduction;
 use crate::device::{self, Device};
 use crate::dtype::{DType, Element};
 use crate::error::Error;
@@ -25,15 +32,17 @@ const HEADER_TAG: i32 = 0x7a1;
 /// How much of a failure's message travels to the other processes.
 const MESSAGE_LIMIT: usize = 2000;
 
-/// rjax's communicator and how many collectives it has carried.
+/// rjax's communicator, how many collectives it has carried, and the MPI reduction that
+/// combines values with rjax's own operations (`combine_elements`).
 struct Mpi {
     comm: SimpleCommunicator,
     collectives: u64,
+    combine_op: MPI_Op,
 }
 
-// SAFETY: the communicator is a handle MPI lets any thread use when calls are serialized
-// (MPI_THREAD_SERIALIZED or better, checked in `start`); it is only reached through the
-// mutex below, which serializes them.
+// SAFETY: the communicator and the operation are handles MPI lets any thread use when calls
+// are serialized (MPI_THREAD_SERIALIZED or better, checked in `start`); they are only reached
+// through the mutex below, which serializes them.
 unsafe impl Send for Mpi {}
 
 static MPI: OnceLock<Mutex<Mpi>> = OnceLock::new();
@@ -60,7 +69,8 @@ pub(super) fn start() -> Result<(usize, usize), Error> {
     // every exit path, a panic out of `main` included, tells `mpirun` the process is done.
     std::mem::forget(universe);
     finalize_at_exit();
-    MPI.set(Mutex::new(Mpi { comm, collectives: 0 }))
+    let combine_op = create_combine_op();
+    MPI.set(Mutex::new(Mpi { comm, collectives: 0, combine_op }))
         .map_err(|_| super::problem("initialize() was called twice at once".to_string()))?;
     Ok((rank, count))
 }
@@ -117,6 +127,159 @@ pub(crate) fn all_gather(what: &str, local: &[Array]) -> Vec<Array> {
         .take(count * local.len())
         .map(|chunk| from_bytes(&aval.shape, aval.dtype, aval.weak, chunk))
         .collect()
+}
+
+/// Every process's `value` combined by `reduction`, the same on every process: one MPI
+/// all-reduce of this process's value, after the processes checked they run the same
+/// collective (`what`, with the value's dtype and shape). A sum of a primitive number type
+/// is MPI's own; anything else (max and min, whose NaNs MPI's operations do not propagate,
+/// and the types MPI has no sum for) combines with `reduction.combine` inside MPI's
+/// reduction, so the result is what rjax's own operation gives.
+///
+/// # Panics
+/// As [`all_gather`], and when the value has 2^31 elements or more.
+pub(crate) fn all_reduce(what: &str, value: &Array, reduction: Reduction) -> Array {
+    let aval = value.aval();
+    let mut mpi = lock();
+    mpi.collectives += 1;
+    let header = format!("collective #{}: {what} of {aval}", mpi.collectives);
+    trade_headers(&mpi.comm, &header);
+    let elements = crate::shape::size(&aval.shape);
+    if elements > i32::MAX as usize {
+        panic!("{header}: {elements} elements exceed MPI's 2^31 - 1 limit");
+    }
+    let host = on_host(value);
+    let builtin = if reduction.is_sum { sum_datatype(aval.dtype) } else { None };
+    let buffer = match builtin {
+        // SAFETY: `sum_datatype` names the MPI type of exactly `T`, the buffer's element type.
+        Some(datatype) => crate::with_buffer!(host.buffer(), |v: T| unsafe {
+            T::wrap(all_reduce_elements(&mpi.comm, v, datatype, mpi::ffi::RSMPI_SUM))
+        }),
+        None => {
+            let element =
+                UserDatatype::contiguous(aval.dtype.size_of() as i32, &u8::equivalent_datatype());
+            *combining() =
+                Some(Combining { dtype: aval.dtype, combine: reduction.combine, failure: None });
+            // SAFETY: the datatype spans one element of `T` (its bytes), and `combine_op`
+            // combines such elements (reading the dtype from `COMBINING`, set above).
+            let buffer = crate::with_buffer!(host.buffer(), |v: T| unsafe {
+                T::wrap(all_reduce_elements(&mpi.comm, v, element.as_raw(), mpi.combine_op))
+            });
+            let done = combining().take().expect("set above");
+            if let Some(failure) = done.failure {
+                panic!("{header}: combining the processes' values failed: {failure}");
+            }
+            buffer
+        }
+    };
+    drop(mpi);
+    Array::from_buffer(&aval.shape, buffer, aval.weak)
+}
+
+/// MPI_Allreduce of `v` (elements of `datatype`, combined by `op`) into a new vector.
+///
+/// # Safety
+/// `datatype` must describe exactly one `T`, and `op` must be able to combine it.
+unsafe fn all_reduce_elements<T>(
+    comm: &SimpleCommunicator,
+    v: &[T],
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    // SAFETY: `v` holds `v.len()` elements and `out` has room for as many (of the type the
+    // caller vouches `datatype` describes); MPI writes every one of them before `set_len`,
+    // and a failed MPI call aborts (the communicator's default error handler) rather than
+    // returning.
+    unsafe {
+        mpi::ffi::MPI_Allreduce(
+            v.as_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            v.len() as c_int,
+            datatype,
+            op,
+            comm.as_raw(),
+        );
+        out.set_len(v.len());
+    }
+    out
+}
+
+/// The MPI type whose built-in sum is rjax's addition for `dtype` (IEEE addition, wrapping
+/// integers), if MPI has one.
+fn sum_datatype(dtype: DType) -> Option<MPI_Datatype> {
+    let raw = match dtype {
+        DType::I8 => i8::equivalent_datatype().as_raw(),
+        DType::I16 => i16::equivalent_datatype().as_raw(),
+        DType::I32 => i32::equivalent_datatype().as_raw(),
+        DType::I64 => i64::equivalent_datatype().as_raw(),
+        DType::U8 => u8::equivalent_datatype().as_raw(),
+        DType::U16 => u16::equivalent_datatype().as_raw(),
+        DType::U32 => u32::equivalent_datatype().as_raw(),
+        DType::U64 => u64::equivalent_datatype().as_raw(),
+        DType::F32 => f32::equivalent_datatype().as_raw(),
+        DType::F64 => f64::equivalent_datatype().as_raw(),
+        DType::Bool | DType::F16 | DType::BF16 | DType::C64 | DType::C128 => return None,
+    };
+    Some(raw)
+}
+
+/// What the reduction in flight combines: MPI calls `combine_elements` with raw bytes only.
+struct Combining {
+    dtype: DType,
+    combine: fn(&Array, &Array) -> Array,
+    /// A panic of `combine`, which must not unwind into MPI.
+    failure: Option<String>,
+}
+
+/// Set while the MPI lock is held, for the one reduction in flight.
+static COMBINING: Mutex<Option<Combining>> = Mutex::new(None);
+
+fn combining() -> MutexGuard<'static, Option<Combining>> {
+    COMBINING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The MPI operation that calls `combine_elements` (commutative: rjax's sums, maxima and
+/// minima are).
+fn create_combine_op() -> MPI_Op {
+    // SAFETY: `op` is a valid out-pointer, which MPI_Op_create fills (a failure aborts, the
+    // default error handler); the handle stays valid until MPI is finalized.
+    unsafe {
+        let mut op = std::mem::MaybeUninit::<MPI_Op>::uninit();
+        mpi::ffi::MPI_Op_create(Some(combine_elements), 1, op.as_mut_ptr());
+        op.assume_init()
+    }
+}
+
+/// MPI's user function: `inout[i] = combine(in[i], inout[i])` for `len` elements of the
+/// dtype in `COMBINING`.
+unsafe extern "C" fn combine_elements(
+    input: *mut c_void,
+    inout: *mut c_void,
+    len: *mut c_int,
+    _datatype: *mut MPI_Datatype,
+) {
+    let mut current = combining();
+    let Some(c) = current.as_mut().filter(|c| c.failure.is_none()) else { return };
+    // SAFETY: MPI passes `len` elements of the contiguous type `all_reduce` made for the
+    // dtype, at `input` and at `inout`: `len * size_of` bytes each, in distinct buffers.
+    let (a, b) = unsafe {
+        let bytes = *len as usize * c.dtype.size_of();
+        (
+            std::slice::from_raw_parts(input.cast::<u8>(), bytes),
+            std::slice::from_raw_parts_mut(inout.cast::<u8>(), bytes),
+        )
+    };
+    let shape = [a.len() / c.dtype.size_of()];
+    let combined = catch_unwind(AssertUnwindSafe(|| {
+        let (x, y) = (from_bytes(&shape, c.dtype, false, a), from_bytes(&shape, c.dtype, false, b));
+        to_bytes(&(c.combine)(&x, &y))
+    }));
+    match combined {
+        Ok(bytes) if bytes.len() == b.len() => b.copy_from_slice(&bytes),
+        Ok(bytes) => c.failure = Some(format!("{} bytes from {} bytes", bytes.len(), b.len())),
+        Err(payload) => c.failure = Some(crate::device::spmd::panic_text(&*payload)),
+    }
 }
 
 /// Tells every other process that this one's `pmap` failed, with `message`: the header
@@ -189,9 +352,18 @@ fn receive_headers(comm: &SimpleCommunicator, header: &str) -> Vec<(usize, Strin
     got
 }
 
+/// `x` on the host, where MPI reads it.
+fn on_host(x: &Array) -> Array {
+    if x.device().is_host() {
+        x.clone()
+    } else {
+        device::device_put(x, Device::Cpu(0))
+    }
+}
+
 /// The array's elements as bytes, in memory order.
 fn to_bytes(x: &Array) -> Vec<u8> {
-    let host = if x.device().is_host() { x.clone() } else { device::device_put(x, Device::Cpu(0)) };
+    let host = on_host(x);
     crate::with_buffer!(host.buffer(), |v: T| {
         // SAFETY: every element type is plain data without padding (numbers, bool, pairs of
         // floats), so its bytes are initialized; the slice covers exactly `v`.

@@ -1,4 +1,4 @@
-//! Samplers built on [`gamma`](super::gamma) and [`loggamma`](super::loggamma), in JAX's
+//! Samplers built on [`gamma`](super::gamma()) and [`loggamma`](super::loggamma()), in JAX's
 //! order of operations: `beta`, `dirichlet`, `t`, `chisquare`, `f`, `generalized_normal` and
 //! `ball`.
 
@@ -211,7 +211,7 @@ pub fn ball_dtype(
     full.push(d);
     let g = generalized_normal_dtype(&keys.get(0), &p, &full, dtype);
     let e = exponential_dtype(&keys.get(1), shape, dtype);
-    let total = jnp::add(jnp::sum_axes(&jnp::pow(&jnp::abs(&g), &p), [-1], false), &e);
+    let total = jnp::add(jnp::sum_axes(&jnp::pow(jnp::abs(&g), &p), [-1], false), &e);
     let radius = jnp::pow(&total, reciprocal_of_argument(&p, dtype));
     jnp::divide(&g, jnp::expand_dims(&radius, -1))
 }

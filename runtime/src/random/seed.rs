@@ -1,5 +1,6 @@
-//! [`Seed`]: the integers that [`key`](super::key) and [`fold_in`](super::fold_in) take, a Rust
-//! integer or a 0-d integer array (which may be traced, like a step counter inside `#[jit]`).
+//! [`Seed`]: the integers that [`key`](super::key()) and [`fold_in`](super::fold_in()) take,
+//! a Rust integer or a 0-d integer array (which may be traced, like a step counter inside
+//! `#[jit]`).
 
 use crate::array::Array;
 use crate::dtype::DType;

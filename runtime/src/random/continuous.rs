@@ -207,7 +207,13 @@ pub(super) fn check_float(op: &str, dtype: DType) {
 
 /// A bound or parameter converted to `dtype`, after checking it broadcasts to the sample shape.
 #[track_caller]
-fn bound(op: &str, name: &str, x: impl ArrayLike, dtype: DType, shape: &[usize]) -> Array {
+pub(super) fn bound(
+    op: &str,
+    name: &str,
+    x: impl ArrayLike,
+    dtype: DType,
+    shape: &[usize],
+) -> Array {
     let x = x.into_array();
     if broadcast_shapes(x.shape(), shape).as_deref() != Some(shape) {
         panic!(

@@ -45,29 +45,42 @@
 
 mod continuous;
 mod discrete;
+mod families;
+mod from_gamma;
+mod gamma;
 pub mod init;
 mod key;
+mod seed;
 
 pub use continuous::*;
 pub use discrete::*;
+pub use families::*;
+pub use from_gamma::*;
+pub use gamma::*;
 pub use key::{Key, KeyIter};
+pub use seed::Seed;
 
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::primitives::bind1;
 use crate::primitives::random::{RandomBits, RandomFoldIn, RandomSplit};
 
-/// A key from an integer seed, as `jax.random.key(seed)` in JAX's default 32-bit mode: the
-/// seed's low 32 bits become the key data `[0, seed as u32]`, so `key(-1)` is
-/// `[0, 0xFFFFFFFF]` and `key(2^40 + 3)` is `[0, 3]`.
+/// A key from an integer seed, as `jax.random.key(seed)`: a Rust integer is taken as JAX's
+/// default 32-bit mode takes a Python int, its low 32 bits becoming the key data
+/// `[0, seed as u32]`, so `key(-1)` is `[0, 0xFFFFFFFF]` and `key(2^40 + 3)` is `[0, 3]`. The seed
+/// may also be a 0-d integer array, traced inside `#[jit]`: a 32-bit (or narrower) one gives
+/// `[0, seed as u32]`, a 64-bit one `[hi32(seed), lo32(seed)]` as in JAX's x64 mode.
 ///
 /// ```
-/// use rjax_runtime::random;
+/// use rjax_runtime::{random, Array};
 /// let data = random::key_data(&random::key(-1)).to_vec::<u32>().unwrap();
 /// assert_eq!(data, vec![0, 0xFFFF_FFFF]);
+/// assert_eq!(random::key(Array::from(7i32)), random::key(7));
 /// ```
-pub fn key(seed: i64) -> Key {
-    Key::from_data("key", Array::from_shape_vec([2], vec![0, seed as u32]))
+#[track_caller]
+pub fn key(seed: impl Seed) -> Key {
+    let seed = seed.into_seed("key");
+    Key::from_data("key", seed::seed_words(&seed))
 }
 
 /// A key from a 64-bit seed, as `jax.random.key(seed)` with `jax_enable_x64`: the key data is
@@ -118,11 +131,19 @@ pub fn split_shape(key: &Key, shape: impl AsRef<[usize]>) -> Key {
 
 /// The key for `data` (`jax.random.fold_in`): a deterministic function of the key and the
 /// integer, statistically independent of other `data`. Equals `split(key, n).get(data)` for any
-/// `n > data`.
+/// `n > data`. `data` is a Rust integer or a 0-d integer array (a traced step counter inside
+/// `#[jit]` or `lax::scan`); either is taken modulo 2^32, as JAX converts it to `uint32`.
+///
+/// ```
+/// use rjax_runtime::{random, Array};
+/// let key = random::key(0);
+/// assert_eq!(random::fold_in(&key, Array::from(3i32)), random::fold_in(&key, 3));
+/// ```
 #[track_caller]
-pub fn fold_in(key: &Key, data: u32) -> Key {
+pub fn fold_in(key: &Key, data: impl Seed) -> Key {
     let key_data = key.single("fold_in");
-    Key::from_data("fold_in", bind1(&RandomFoldIn, &[key_data, &Array::from(data)]))
+    let data = data.into_seed("fold_in").astype(DType::U32);
+    Key::from_data("fold_in", bind1(&RandomFoldIn, &[key_data, &data]))
 }
 
 /// Uniformly random `uint32` bits of `shape` (`jax.random.bits`).

@@ -378,7 +378,7 @@ fn nested_traced_ifs() {
 fn static_bool_flag(x: &Array, negate: bool, times: usize) -> Array {
     let mut y = if negate { -x } else { x.clone() };
     if times > 1 {
-        y = y * times;
+        y = y * times as f32;
     }
     y
 }

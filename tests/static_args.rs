@@ -264,3 +264,21 @@ fn the_compile_log_says_why_each_trace_happened() {
     assert_eq!(warning.len(), 1, "one warning: {log}");
     assert!(warning[0].contains("argument `n` changed in 7 of them"), "{log}");
 }
+
+// --- Traced integers as seeds ---------------------------------------------------------------
+
+#[jit]
+fn noise_at(key_data: &Array, step: u32) -> Array {
+    let key = random::fold_in(&random::wrap_key_data(key_data), step);
+    random::normal(&key, [2])
+}
+
+#[test]
+fn a_traced_step_counter_folds_into_a_key() {
+    let key = random::key(7);
+    for step in [0u32, 1, 5, 1000] {
+        let eager = random::normal(&random::fold_in(&key, step), [2]);
+        assert_eq!(vals(&noise_at(&random::key_data(&key), step)), vals(&eager));
+    }
+    assert_eq!(noise_at::cache_info().traces, 1);
+}

@@ -92,6 +92,9 @@ pub struct BodyPass {
     loops: usize,
     closures: usize,
     fresh: usize,
+    /// The `i32`/`u32`/`i64` parameters: traced integers, so a Rust loop they bound is refused.
+    /// (Other traced values may be static fields of a pytree, which the macro cannot tell.)
+    integer_params: Vec<String>,
 }
 
 impl BodyPass {
@@ -110,7 +113,24 @@ impl BodyPass {
             loops: 0,
             closures: 0,
             fresh: 0,
+            integer_params: Vec::new(),
         }
+    }
+
+    /// Names the traced integer parameters (see [`BodyPass::integer_params`]).
+    pub fn with_integer_params(mut self, names: Vec<String>) -> BodyPass {
+        self.integer_params = names;
+        self
+    }
+
+    /// A traced integer parameter named in `range`, if any (still traced: not shadowed by a
+    /// static local).
+    fn traced_integer_in(&self, range: &Expr) -> Option<String> {
+        let mut names = Vec::new();
+        idents_in(quote!(#range), &mut names);
+        names.into_iter().find(|n| {
+            self.integer_params.contains(n) && self.scopes.get(n).is_some_and(Taint::is_traced)
+        })
     }
 
     fn error(&mut self, e: syn::Error) {
@@ -424,8 +444,10 @@ impl BodyPass {
             }
             Expr::ForLoop(f) => {
                 let t = self.expr(&mut f.expr);
-                if t.is_traced() && matches!(*f.expr, Expr::Range(_)) {
-                    let value = self.describe(&f.expr);
+                let bound = matches!(*f.expr, Expr::Range(_))
+                    .then(|| self.traced_integer_in(&f.expr))
+                    .flatten();
+                if let Some(value) = bound {
                     let (keyword, range) = (&f.for_token, &f.expr);
                     self.error(check::refuse_traced_range(&quote!(#keyword #range), &value));
                 }

@@ -56,7 +56,12 @@ pub fn function(
         let taint = if matches!(p.kind, ParamKind::Static) { Taint::Static } else { Taint::Traced };
         (p.name.to_string(), taint)
     });
-    let mut pass = BodyPass::new(params);
+    let integers = func
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Scalar(d) if signature::is_integer_dtype(d)));
+    let mut pass =
+        BodyPass::new(params).with_integer_params(integers.map(|p| p.name.to_string()).collect());
     let mut body = (*func.item.block).clone();
     pass.block(&mut body);
     body::bind_tail(&mut body);

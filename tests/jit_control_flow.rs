@@ -172,7 +172,7 @@ fn golden_python_recursion_fixed_depth() {
     // Recursion depth is static: unrolled into that many cos/mul pairs.
     for depth in 0..5 {
         let text = rec_n::jaxpr(&x, depth).traced.to_string();
-        assert_eq!(text.matches(" cos ").count(), depth as usize, "{text}");
+        assert_eq!(text.matches(" cos ").count(), depth, "{text}");
         assert_eq!(scalar(&rec_n(&x, depth)), scalar(&rec(&x, depth)));
     }
     assert_eq!(rec_n::cache_info().traces, 5);

@@ -49,7 +49,7 @@ fn traced_integers_keep_their_dtype_and_are_weak() {
 
 #[jit]
 fn dynamic_row(x: &Array, i: i32) -> Array {
-    lax::dynamic_slice(x, &[Array::from(i), Array::from(0i32)], &[1, 2])
+    lax::dynamic_slice(x, &[i, Array::from(0i32)], [1, 2])
 }
 
 #[test]

@@ -168,11 +168,11 @@ mod tests {
 
     #[test]
     fn floats_key_by_bits_and_hash_types_by_hash() {
-        let key = |x: f32| (&Static(&x)).static_hash();
+        let key = |x: f32| Static(&x).static_hash();
         assert_eq!(key(0.1), key(0.1));
         assert_ne!(key(0.1), key(0.2));
         assert_eq!(key(f32::NAN), key(f32::NAN));
-        let pair = |x: (usize, f64)| (&Static(&x)).static_hash();
+        let pair = |x: (usize, f64)| Static(&x).static_hash();
         assert_ne!(pair((1, 0.5)), pair((1, 0.25)));
         let opaque = |x: u8| (&Static(&Opaque(x))).static_hash();
         assert_eq!(opaque(3), opaque(3));
@@ -181,6 +181,6 @@ mod tests {
             (&Static(&Opaque(1))).static_shown(),
             format!("a value of type `{}`", std::any::type_name::<Opaque>())
         );
-        assert_eq!((&Static(&(2usize, 0.5f32))).static_shown(), "(2, 0.5)");
+        assert_eq!(Static(&(2usize, 0.5f32)).static_shown(), "(2, 0.5)");
     }
 }

@@ -119,14 +119,6 @@ fn check_all(name: &str, got: &[Array]) {
     }
 }
 
-/// `$e` as it is: inside an annotated function a call of a plain function is read as one of
-/// an annotated function, and the helpers below are plain.
-macro_rules! plain {
-    ($e:expr) => {
-        $e
-    };
-}
-
 fn k(seed: i64) -> Key {
     random::key(seed)
 }
@@ -211,6 +203,7 @@ fn key_of_a_vector() {
 // The samplers built on uniform, normal, exponential and bernoulli draws.
 
 /// The eager draw of each case (`K(0)`, then `K(2)` with array parameters), in case order.
+#[traceable]
 fn families(k0: &Key, k2: &Key) -> Vec<Array> {
     let v3 = |a: [f32; 3]| jnp::array(a);
     vec![
@@ -266,6 +259,7 @@ const FAMILY_OUTPUTS: [(&str, usize); 22] = [
 ];
 
 /// The per-key draw of each case, in case order; a batch of keys draws each key's own.
+#[traceable]
 fn families_per_key(key: &Key) -> Vec<Array> {
     vec![
         random::laplace(key, [4]),
@@ -309,13 +303,13 @@ fn check_per_key(name: &str, got: &Array) {
 
 #[jit]
 fn families_jit(k0: &Key, k2: &Key) -> Vec<Array> {
-    plain!(families(k0, k2))
+    families(k0, k2)
 }
 
 #[jit]
 #[vmap]
 fn families_vmap(key: &Key) -> Vec<Array> {
-    plain!(families_per_key(key))
+    families_per_key(key)
 }
 
 #[test]
@@ -396,6 +390,7 @@ fn laplace_of_an_integer_dtype() {
 // Gamma and the samplers built on it.
 
 /// The eager draws of the gamma cases (`K(0)`, then `K(2)` or `K(1)`), in case order.
+#[traceable]
 fn gamma_draws(k0: &Key, k1: &Key, k2: &Key) -> Vec<Array> {
     let a5 = jnp::array([0.1f32, 0.5, 1.0, 3.0, 20.0]);
     vec![
@@ -431,6 +426,7 @@ const GAMMA_OUTPUTS: [(&str, usize); 13] = [
     ("ball", 1),
 ];
 
+#[traceable]
 fn gamma_per_key(key: &Key) -> Vec<Array> {
     vec![
         random::gamma(key, 0.7, [4]),
@@ -450,13 +446,13 @@ const GAMMA_PER_KEY: [&str; 9] =
 
 #[jit]
 fn gamma_jit(k0: &Key, k1: &Key, k2: &Key) -> Vec<Array> {
-    plain!(gamma_draws(k0, k1, k2))
+    gamma_draws(k0, k1, k2)
 }
 
 #[jit]
 #[vmap]
 fn gamma_vmap(key: &Key) -> Vec<Array> {
-    plain!(gamma_per_key(key))
+    gamma_per_key(key)
 }
 
 #[test]

@@ -216,16 +216,6 @@ impl TriangularSolve {
     }
 }
 
-/// Each of the `count` row-major `r x c` matrices in `v` transposed.
-fn transpose_each<T: Copy>(v: &[T], count: usize, (r, c): (usize, usize)) -> Vec<T> {
-    let mut out = Vec::with_capacity(v.len());
-    for i in 0..count {
-        let m = &v[i * r * c..(i + 1) * r * c];
-        out.extend((0..c).flat_map(|j| (0..r).map(move |k| m[k * c + j])));
-    }
-    out
-}
-
 impl Primitive for TriangularSolve {
     fn name(&self) -> String {
         "triangular_solve".to_string()
@@ -268,13 +258,8 @@ impl Primitive for TriangularSolve {
         let (c, rows, cols) = (count(b.shape()), b.shape()[r - 2], b.shape()[r - 1]);
         let buffer = on_real!(a, |av: T| {
             let bv = b.as_slice::<T>().expect("the shape rule checked the dtypes agree");
-            let x = if self.left_side {
-                kernels::triangular_solve(av, bv, c, (rows, cols), self.triangle())
-            } else {
-                let bt = transpose_each(bv, c, (rows, cols));
-                let xt = kernels::triangular_solve(av, &bt, c, (cols, rows), self.triangle());
-                transpose_each(&xt, c, (cols, rows))
-            };
+            let x =
+                kernels::triangular_solve(av, bv, c, (rows, cols), self.left_side, self.triangle());
             T::wrap(x)
         });
         vec![output(&outputs[0], buffer)]

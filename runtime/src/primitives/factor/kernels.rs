@@ -2,10 +2,10 @@
 //! matrices is factored on its own, the matrices of a batch in parallel.
 //!
 //! Where faer can work in place (`cholesky`, `lu`, `eigh`'s vectors, `triangular_solve`) it
-//! works on the output buffer itself, transposed in place to the column-major layout its
-//! kernels are fast on (measured at 512 x 512: a row-major view made the LU 10 times and
-//! the eigenvector update 3 times slower) and back; a cache-blocked transpose costs a
-//! small part of a factorization. The other factorizations go through faer's owning types.
+//! works on the output buffer itself, the input transposed into it to get the column-major
+//! layout faer's kernels are fast on (measured at 512 x 512: a row-major view made the LU
+//! 10 times and the eigenvector update 3 times slower), and transposed back in place; the
+//! transposes move tiles through a local buffer and cost a small part of a factorization. The other factorizations go through faer's owning types.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor as llt;
@@ -20,7 +20,7 @@ use crate::dtype::Element;
 use crate::exec::cpu::alloc;
 
 /// The element types the factorizations run in (`f32` and `f64`).
-pub(super) trait Real: RealField + Element {}
+pub(super) trait Real: RealField + Element + Default {}
 
 impl Real for f32 {}
 impl Real for f64 {}
@@ -139,45 +139,87 @@ fn copied<T: Copy>(x: &[T]) -> Vec<T> {
 /// The edge of the tiles the transposes move: two tiles of `f64` stay in L1.
 const TILE: usize = 32;
 
+/// A tile's elements, row-major `TILE x TILE`.
+type Tile<T> = [T; TILE * TILE];
+
+/// Copies the `h x w` tile at `(i0, j0)` of the row-major matrix `src` (`c` columns) into
+/// `tile`, row by row: each row is read once, whole, so that rows a power of two apart do
+/// not evict one another from the cache as a column walk through the matrix would.
+fn load_tile<T: Copy>(
+    tile: &mut Tile<T>,
+    src: &[T],
+    c: usize,
+    (i0, j0): (usize, usize),
+    (h, w): (usize, usize),
+) {
+    for i in 0..h {
+        let row = (i0 + i) * c + j0;
+        tile[i * TILE..i * TILE + w].copy_from_slice(&src[row..row + w]);
+    }
+}
+
+/// Writes the transpose of the `h x w` `tile` as the `w x h` block at `(i0, j0)` of the
+/// row-major matrix `dst` (`c` columns), row by row.
+fn store_transposed<T: Copy>(
+    tile: &Tile<T>,
+    dst: &mut [T],
+    c: usize,
+    (i0, j0): (usize, usize),
+    (h, w): (usize, usize),
+) {
+    for j in 0..w {
+        let row = (i0 + j) * c + j0;
+        for (i, d) in dst[row..row + h].iter_mut().enumerate() {
+            *d = tile[i * TILE + j];
+        }
+    }
+}
+
 /// Writes the transpose of the row-major `r x c` matrix `src` into `dst` (row-major
-/// `c x r`), tile by tile so that both sides stay in cache.
-fn transpose_into<T: Copy>(src: &[T], dst: &mut [T], (r, c): (usize, usize)) {
+/// `c x r`), tile by tile through a local buffer.
+fn transpose_into<T: Copy + Default>(src: &[T], dst: &mut [T], (r, c): (usize, usize)) {
+    let mut tile = [T::default(); TILE * TILE];
     for i0 in (0..r).step_by(TILE) {
         for j0 in (0..c).step_by(TILE) {
-            for i in i0..(i0 + TILE).min(r) {
-                for j in j0..(j0 + TILE).min(c) {
-                    dst[j * r + i] = src[i * c + j];
-                }
-            }
+            let (h, w) = (TILE.min(r - i0), TILE.min(c - j0));
+            load_tile(&mut tile, src, c, (i0, j0), (h, w));
+            store_transposed(&tile, dst, r, (j0, i0), (h, w));
         }
     }
 }
 
-/// Transposes the square `n x n` matrix `a` in place, swapping tiles across the diagonal.
-fn transpose_in_place<T: Copy>(a: &mut [T], n: usize) {
+/// Transposes the square `n x n` matrix `a` in place, swapping tiles across the diagonal
+/// through two local buffers.
+fn transpose_in_place<T: Copy + Default>(a: &mut [T], n: usize) {
+    let (mut upper, mut lower) = ([T::default(); TILE * TILE], [T::default(); TILE * TILE]);
     for i0 in (0..n).step_by(TILE) {
         for j0 in (0..=i0).step_by(TILE) {
-            for i in i0..(i0 + TILE).min(n) {
-                for j in j0..(j0 + TILE).min(i) {
-                    a.swap(i * n + j, j * n + i);
-                }
-            }
+            let (h, w) = (TILE.min(n - i0), TILE.min(n - j0));
+            load_tile(&mut lower, a, n, (i0, j0), (h, w));
+            load_tile(&mut upper, a, n, (j0, i0), (w, h));
+            store_transposed(&lower, a, n, (j0, i0), (h, w));
+            store_transposed(&upper, a, n, (i0, j0), (w, h));
         }
     }
 }
 
-/// Runs `f` on the row-major `m x n` matrix `a` seen column-major, the layout faer's
-/// kernels are fast on: the elements are transposed (in place when square, through a
-/// fallibly allocated copy otherwise), and transposed back afterwards.
-fn column_major<T: Real>(a: &mut [T], (m, n): (usize, usize), f: impl FnOnce(MatMut<'_, T>)) {
+/// Runs `f` on the row-major `m x n` matrix `src` seen column-major, the layout faer's
+/// kernels are fast on, leaving the result row-major in `a`: `src` is transposed into `a`
+/// (square) or a fallibly allocated buffer, and transposed back afterwards.
+fn column_major<T: Real>(
+    src: &[T],
+    a: &mut [T],
+    (m, n): (usize, usize),
+    f: impl FnOnce(MatMut<'_, T>),
+) {
     if m == n {
-        transpose_in_place(a, n);
+        transpose_into(src, a, (m, n));
         f(MatMut::from_column_major_slice_mut(a, m, n));
         transpose_in_place(a, n);
     } else {
         let mut columns = alloc::with_capacity(m * n);
         columns.resize(m * n, T::from_f64(0.0));
-        transpose_into(a, &mut columns, (m, n));
+        transpose_into(src, &mut columns, (m, n));
         f(MatMut::from_column_major_slice_mut(&mut columns, m, n));
         transpose_into(&columns, a, (n, m));
     }
@@ -216,33 +258,33 @@ fn concat<T: Copy>(parts: Vec<Vec<T>>) -> Vec<T> {
 }
 
 /// The lower Cholesky factors (zeros above the diagonal) of the `n x n` matrices, read from
-/// their lower triangles; NaNs for a matrix that is not positive definite.
+/// their lower triangles; NaNs in the lower triangle for a matrix that is not positive
+/// definite.
 pub(super) fn cholesky<T: Real>(x: &[T], count: usize, n: usize) -> Vec<T> {
-    let mut out = copied(x);
+    let mut out = alloc::zeroed(x.len(), T::from_f64(0.0));
     let shape = (count, n, Threads::FromLarge);
-    each_in_place((&mut out, n * n), (&mut nothing(count), 1), shape, |_, a, _, par| {
-        cholesky_in_place(a, n, par)
+    each_in_place((&mut out, n * n), (&mut nothing(count), 1), shape, |i, a, _, par| {
+        cholesky_into(&x[i * n * n..(i + 1) * n * n], a, n, par)
     });
     out
 }
 
-/// Overwrites the row-major `n x n` matrix `a` with its lower Cholesky factor: faer factors
-/// the lower triangle in place (reading nothing above it), and the upper one is zeroed.
-fn cholesky_in_place<T: Real>(a: &mut [T], n: usize, par: Par) {
+/// Writes the lower Cholesky factor of the row-major `n x n` matrix `src` into `a`: faer
+/// factors the lower triangle in place (reading nothing above it), and the upper one is
+/// zeroed.
+fn cholesky_into<T: Real>(src: &[T], a: &mut [T], n: usize, par: Par) {
     let mut buffer = scratch(llt::cholesky_in_place_scratch::<T>(n, par, Default::default()));
     let mut factored = Ok(());
-    column_major(a, (n, n), |view| {
+    column_major(src, a, (n, n), |view| {
         let stack = MemStack::new(&mut buffer);
         factored = llt::cholesky_in_place(view, Default::default(), par, stack, Default::default())
             .map(drop);
     });
-    match factored {
-        Ok(()) => {
-            for (i, row) in a.chunks_exact_mut(n).enumerate() {
-                row[i + 1..].fill(T::from_f64(0.0));
-            }
-        }
-        Err(_) => fill_nans(a),
+    if factored.is_err() {
+        fill_nans(a);
+    }
+    for (i, row) in a.chunks_exact_mut(n).enumerate() {
+        row[i + 1..].fill(T::from_f64(0.0));
     }
 }
 
@@ -380,15 +422,15 @@ pub(super) struct LuParts<T> {
 pub(super) fn lu<T: Real>(x: &[T], count: usize, (m, n): (usize, usize)) -> LuParts<T> {
     let k = m.min(n);
     let mut out = LuParts {
-        lu: copied(x),
+        lu: alloc::zeroed(x.len(), T::from_f64(0.0)),
         pivots: alloc::with_capacity(count * k),
         permutation: alloc::with_capacity(count * m),
     };
     // The identity order, which an empty matrix keeps.
     let mut rows: Vec<usize> = alloc::collect((0..count * m).map(|i| i % m));
     let shape = (count, m.max(n), Threads::FromLarge);
-    each_in_place((&mut out.lu, m * n), (&mut rows, m), shape, |_, a, rows, par| {
-        lu_in_place(a, rows, (m, n), par)
+    each_in_place((&mut out.lu, m * n), (&mut rows, m), shape, |i, a, rows, par| {
+        lu_into(&x[i * m * n..(i + 1) * m * n], a, rows, (m, n), par)
     });
     for permutation in rows.chunks_exact(m.max(1)).take(count) {
         out.pivots.extend(swaps(permutation, k).iter().map(|&p| p as i32));
@@ -397,15 +439,15 @@ pub(super) fn lu<T: Real>(x: &[T], count: usize, (m, n): (usize, usize)) -> LuPa
     out
 }
 
-/// Overwrites the row-major `m x n` matrix `a` with its packed LU factors (unit-lower `L`
-/// below the diagonal, `U` on and above it), and `rows` with the order of `A`'s rows they
-/// factor.
-fn lu_in_place<T: Real>(a: &mut [T], rows: &mut [usize], (m, n): (usize, usize), par: Par) {
+/// Writes the packed LU factors of the row-major `m x n` matrix `src` (unit-lower `L`
+/// below the diagonal, `U` on and above it) into `a`, and the order of `A`'s rows they
+/// factor into `rows`.
+fn lu_into<T: Real>(src: &[T], a: &mut [T], rows: &mut [usize], (m, n): (usize, usize), par: Par) {
     let req = plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default());
     let mut buffer = scratch(req);
     let mut inverse = alloc::with_capacity(m);
     inverse.resize(m, 0usize);
-    column_major(a, (m, n), |view| {
+    column_major(src, a, (m, n), |view| {
         let stack = MemStack::new(&mut buffer);
         plu::lu_in_place(view, rows, &mut inverse, par, stack, Default::default());
     });
@@ -485,6 +527,26 @@ fn solve_in_place<T: Real>(a: MatRef<'_, T>, x: MatMut<'_, T>, lower: bool, unit
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tiled_transposes_match_the_definition_at_ragged_sizes() {
+        // Sizes below, at and across the tile edge, with partial tiles at the borders.
+        for (r, c) in [(1, 1), (3, 5), (32, 32), (33, 70), (70, 33), (65, 65)] {
+            let src: Vec<f64> = (0..r * c).map(|k| k as f64).collect();
+            let mut dst = vec![0.0; r * c];
+            transpose_into(&src, &mut dst, (r, c));
+            for i in 0..r {
+                for j in 0..c {
+                    assert_eq!(dst[j * r + i], src[i * c + j], "{r} x {c} at ({i}, {j})");
+                }
+            }
+            if r == c {
+                let mut a = src.clone();
+                transpose_in_place(&mut a, r);
+                assert_eq!(a, dst, "{r} x {r} in place");
+            }
+        }
+    }
 
     #[test]
     fn lu_rows_and_swaps_follow_lapack() {

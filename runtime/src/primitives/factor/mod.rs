@@ -22,8 +22,9 @@ use crate::transform::batch::ops::{to_dim, Batched};
 use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// `cholesky`: the lower-triangular `L` with `L L^T = A` for symmetric positive-definite
-/// `A` (`[..., n, n]`), read from its lower triangle. A matrix that is not positive definite
-/// gives NaNs for all of its `L`, as in JAX.
+/// `A` (`[..., n, n]`), read from its lower triangle; zeros above the diagonal, in its
+/// tangents too (JAX's `lax.linalg.cholesky`, which zeroes them after its primitive). A
+/// matrix that is not positive definite gives NaNs in the lower triangle, as in JAX.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Cholesky;
 
@@ -160,7 +161,8 @@ impl Primitive for Cholesky {
     }
 
     /// JAX's rule (Murray, arXiv:1602.07527): `L' = L phi(L^-1 A' L^-T)`, `phi` taking the
-    /// lower triangle with the diagonal halved.
+    /// lower triangle with the diagonal halved; `L'` is then cut to its lower triangle, as
+    /// JAX's `lax.linalg.cholesky` cuts it (which matters where `L` holds NaNs).
     fn jvp(
         &self,
         primals: &[Array],
@@ -176,7 +178,7 @@ impl Primitive for Cholesky {
         let halved_diagonal =
             ops::scale(&ops::mul(&inner, &eye(inner.shape(), inner.dtype())), 0.5);
         let phi = ops::sub(&tril(&inner, 0), &halved_diagonal);
-        let l_dot = mm(&l, &phi);
+        let l_dot = tril(&mm(&l, &phi), 0);
         Ok((vec![l], vec![Some(l_dot)]))
     }
 

@@ -1,6 +1,6 @@
 //! The factorizations: `cholesky`, `eigh`, `qr`, `svd`.
 
-use crate::primitives::factor::matrix::{symmetrize, tril};
+use crate::primitives::factor::matrix::symmetrize;
 use crate::primitives::{bind, bind1, Cholesky, Eigh, Qr, Svd};
 use crate::shape::ShapeDisplay;
 use crate::Array;
@@ -61,7 +61,8 @@ pub(crate) fn square_matrices(op: &str, a: &Array) -> Array {
 #[track_caller]
 pub fn cholesky(a: &Array) -> Array {
     let a = square_matrices("cholesky", a);
-    tril(&bind1(&Cholesky, &[&symmetrize(&a)]), 0)
+    // The primitive zeroes the upper triangle of its result and of its tangents.
+    bind1(&Cholesky, &[&symmetrize(&a)])
 }
 
 /// Eigenvalues (ascending) and eigenvectors (as columns) of each symmetric matrix of `a`

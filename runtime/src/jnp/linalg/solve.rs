@@ -30,7 +30,8 @@ fn with_batch(x: &Array, batch: &[usize], keep: usize) -> Array {
 /// Solves `A X = B` from the LU factorization of `A` (`lu`, `permutation`, batch axes
 /// matching `b`'s).
 fn lu_solve(lu: &Array, permutation: &Array, b: &Array) -> Array {
-    let pb = mm(&permutation_matrix(permutation, lu.dtype()), b);
+    // The rows of `b` in the order of `lu`'s, gathered as JAX applies the permutation.
+    let pb = jnp::take_along_axis(b, &permutation.expand_dims(-1), -2);
     let lower =
         TriangularSolve { left_side: true, lower: true, transpose_a: false, unit_diagonal: true };
     let upper = TriangularSolve { lower: false, unit_diagonal: false, ..lower.clone() };

@@ -22,8 +22,9 @@ use crate::transform::batch::ops::{to_dim, Batched};
 use crate::transform::batch::{BatchAxis, BatchDim};
 
 /// `cholesky`: the lower-triangular `L` with `L L^T = A` for symmetric positive-definite
-/// `A` (`[..., n, n]`), read from its lower triangle. A matrix that is not positive definite
-/// gives NaNs for all of its `L`, as in JAX.
+/// `A` (`[..., n, n]`), read from its lower triangle; zeros above the diagonal, in its
+/// tangents too (JAX's `lax.linalg.cholesky`, which zeroes them after its primitive). A
+/// matrix that is not positive definite gives NaNs in the lower triangle, as in JAX.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Cholesky;
 
@@ -160,7 +161,8 @@ impl Primitive for Cholesky {
     }
 
     /// JAX's rule (Murray, arXiv:1602.07527): `L' = L phi(L^-1 A' L^-T)`, `phi` taking the
-    /// lower triangle with the diagonal halved.
+    /// lower triangle with the diagonal halved; `L'` is then cut to its lower triangle, as
+    /// JAX's `lax.linalg.cholesky` cuts it (which matters where `L` holds NaNs).
     fn jvp(
         &self,
         primals: &[Array],
@@ -176,7 +178,7 @@ impl Primitive for Cholesky {
         let halved_diagonal =
             ops::scale(&ops::mul(&inner, &eye(inner.shape(), inner.dtype())), 0.5);
         let phi = ops::sub(&tril(&inner, 0), &halved_diagonal);
-        let l_dot = mm(&l, &phi);
+        let l_dot = tril(&mm(&l, &phi), 0);
         Ok((vec![l], vec![Some(l_dot)]))
     }
 
@@ -214,16 +216,6 @@ impl TriangularSolve {
             (false, _, false) => mm(x, &a_inverse(&g)),
         }
     }
-}
-
-/// Each of the `count` row-major `r x c` matrices in `v` transposed.
-fn transpose_each<T: Copy>(v: &[T], count: usize, (r, c): (usize, usize)) -> Vec<T> {
-    let mut out = Vec::with_capacity(v.len());
-    for i in 0..count {
-        let m = &v[i * r * c..(i + 1) * r * c];
-        out.extend((0..c).flat_map(|j| (0..r).map(move |k| m[k * c + j])));
-    }
-    out
 }
 
 impl Primitive for TriangularSolve {
@@ -268,13 +260,8 @@ impl Primitive for TriangularSolve {
         let (c, rows, cols) = (count(b.shape()), b.shape()[r - 2], b.shape()[r - 1]);
         let buffer = on_real!(a, |av: T| {
             let bv = b.as_slice::<T>().expect("the shape rule checked the dtypes agree");
-            let x = if self.left_side {
-                kernels::triangular_solve(av, bv, c, (rows, cols), self.triangle())
-            } else {
-                let bt = transpose_each(bv, c, (rows, cols));
-                let xt = kernels::triangular_solve(av, &bt, c, (cols, rows), self.triangle());
-                transpose_each(&xt, c, (cols, rows))
-            };
+            let x =
+                kernels::triangular_solve(av, bv, c, (rows, cols), self.left_side, self.triangle());
             T::wrap(x)
         });
         vec![output(&outputs[0], buffer)]

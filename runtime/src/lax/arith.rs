@@ -1,6 +1,9 @@
-//! Integer division and remainder with XLA's semantics, where they differ from `jnp`'s.
+//! Integer division and remainder with XLA's semantics, where they differ from `jnp`'s, and
+//! the special functions `lax` names itself (`lgamma`, `digamma`), which `scipy::special` and
+//! the gamma sampler build on.
 
-use crate::jnp::{self, ArrayLike};
+use crate::jnp::{self, promote_inexact, ArrayLike};
+use crate::primitives::UnaryOp;
 use crate::Array;
 
 /// C-style truncating division (`lax.div`), after JAX's type promotion.
@@ -32,4 +35,18 @@ pub fn div(a: impl ArrayLike, b: impl ArrayLike) -> Array {
 #[track_caller]
 pub fn rem(a: impl ArrayLike, b: impl ArrayLike) -> Array {
     jnp::rem_primitive(a, b)
+}
+
+/// `ln |Gamma(x)|` (`lax.lgamma`; `scipy::special::gammaln`); an integer operand is promoted to
+/// a float as JAX promotes one. Its derivative is [`digamma`].
+#[track_caller]
+pub fn lgamma(x: impl ArrayLike) -> Array {
+    jnp::unary(UnaryOp::Lgamma, &promote_inexact(&[x.into_array()])[0])
+}
+
+/// `d/dx ln Gamma(x)` (`lax.digamma`); NaN at 0 and the negative integers, as in JAX. Its
+/// derivative is the trigamma function.
+#[track_caller]
+pub fn digamma(x: impl ArrayLike) -> Array {
+    jnp::unary(UnaryOp::Digamma, &promote_inexact(&[x.into_array()])[0])
 }

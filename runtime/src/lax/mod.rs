@@ -24,7 +24,7 @@ mod windows;
 
 pub use crate::primitives::ConvDimensionNumbers;
 pub use crate::transform::ad::custom::stop_gradient;
-pub use arith::{div, rem};
+pub use arith::{digamma, div, lgamma, rem};
 pub use branch::{cond, select, switch};
 pub use collective::{
     all_gather, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter, AxisNames,

@@ -160,14 +160,14 @@ pub fn logsumexp(x: &Array, axes: impl Into<Axes>, b: Option<&Array>, keepdims: 
 /// `ln |Gamma(x)|`; `inf` at 0 and the negative integers. Its derivative is [`digamma`].
 #[track_caller]
 pub fn gammaln(x: impl ArrayLike) -> Array {
-    unary(UnaryOp::Lgamma, &inexact(x))
+    crate::lax::lgamma(x)
 }
 
 /// `d/dx ln Gamma(x)`; NaN at 0 and the negative integers, as in JAX. Its derivative is the
 /// trigamma function.
 #[track_caller]
 pub fn digamma(x: impl ArrayLike) -> Array {
-    unary(UnaryOp::Digamma, &inexact(x))
+    crate::lax::digamma(x)
 }
 
 /// `ln |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)`.

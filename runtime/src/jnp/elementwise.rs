@@ -301,7 +301,9 @@ pub fn remainder(a: impl ArrayLike, b: impl ArrayLike) -> Array {
 #[track_caller]
 fn float_divmod(a: &Array, b: &Array) -> (Array, Array) {
     let m = bind1(&BinaryOp::Rem, &[a, b]);
-    let d = bind1(&BinaryOp::Div, &[&subtract(a, &m), b]);
+    // By zero, `a / 0` (an infinity of the right sign), not `(a - NaN) / 0`, as JAX has it.
+    let corrected = where_(equal(b, 0.0), a, subtract(a, &m));
+    let d = bind1(&BinaryOp::Div, &[&corrected, b]);
     let fix = logical_and(not_equal(&m, 0.0), not_equal(sign(b), sign(&m)));
     let m = where_(&fix, add(&m, b), &m);
     let d = where_(&fix, subtract(&d, 1.0), &d);

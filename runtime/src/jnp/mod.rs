@@ -145,5 +145,13 @@ pub(crate) fn convert(x: &Array, dtype: DType, weak: bool) -> Array {
     if x.dtype() == dtype && x.is_weak() == weak {
         return x.clone();
     }
-    crate::primitives::bind1(&crate::primitives::Convert { dtype, weak }, &[x])
+    let convert = crate::primitives::Convert { dtype, weak };
+    if x.is_weak() && x.ndim() == 0 && !x.is_traced() && x.device().is_host() {
+        // A Rust scalar operand converts as NumPy converts a Python scalar for JAX: rounded,
+        // never flushed (see `float_mode`).
+        let aval = crate::primitives::Aval { shape: Vec::new(), dtype, weak };
+        let eval = || crate::primitives::Primitive::eval(&convert, &[x], &[aval]);
+        return crate::exec::cpu::float_mode::ieee(eval).remove(0);
+    }
+    crate::primitives::bind1(&convert, &[x])
 }

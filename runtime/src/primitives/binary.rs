@@ -427,15 +427,19 @@ macro_rules! float_scalar {
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
             #[inline(always)] fn div(self, o: Self) -> Self { self / o }
-            #[inline(always)] fn rem(self, o: Self) -> Self { self % o }
-            #[inline(always)] fn pow(self, o: Self) -> Self { self.powf(o) }
+            // The C math library's `fmod` and `pow` compute in software, out of the reach of
+            // XLA's float modes: they are applied to the operands and results here.
+            #[inline(always)] fn rem(self, o: Self) -> Self { flushed(flushed(self) % flushed(o)) }
+            #[inline(always)] fn pow(self, o: Self) -> Self { flushed(flushed(self).powf(flushed(o))) }
             // NaN propagates through max/min, as in XLA; between equal operands (+0 and -0
             // included) the first is kept. Written as one select on non-short-circuit
             // conditions, which the compiler vectorizes (branches on the NaN tests kept
             // reductions and elementwise max scalar).
-            #[inline(always)] fn max(self, o: Self) -> Self { if !self.is_nan() & (o.is_nan() | (o > self)) { o } else { self } }
-            #[inline(always)] fn min(self, o: Self) -> Self { if !self.is_nan() & (o.is_nan() | (o < self)) { o } else { self } }
-            #[inline(always)] fn atan2(self, o: Self) -> Self { $t::atan2(self, o) }
+            // A select passes a subnormal operand through where XLA's `max` gives the zero it
+            // counts as: the result is flushed.
+            #[inline(always)] fn max(self, o: Self) -> Self { flushed(if !self.is_nan() & (o.is_nan() | (o > self)) { o } else { self }) }
+            #[inline(always)] fn min(self, o: Self) -> Self { flushed(if !self.is_nan() & (o.is_nan() | (o < self)) { o } else { self }) }
+            #[inline(always)] fn atan2(self, o: Self) -> Self { flushed($t::atan2(flushed(self), flushed(o))) }
             #[inline(always)] fn next_after(self, o: Self) -> Self { next_after(self as f64, o as f64, self.to_bits() as u64, <$t as FloatBits>::BITS) as $t }
             #[inline(always)] fn and(self, _: Self) -> Self { unreachable!() }
             #[inline(always)] fn or(self, _: Self) -> Self { unreachable!() }
@@ -458,15 +462,42 @@ macro_rules! float_scalar {
     )*};
 }
 
+/// A subnormal as the zero of its sign, checked on the bits (so whatever the thread's float
+/// modes): XLA's denormals-are-zero and flush-to-zero, for what the processor's modes miss.
+#[inline(always)]
+fn flushed<T: FloatBits>(x: T) -> T {
+    x.flushed()
+}
+
 /// Bit widths of the float types, for `next_after`.
-trait FloatBits {
+trait FloatBits: Copy {
     const BITS: u32;
+    /// See [`flushed`].
+    fn flushed(self) -> Self;
 }
 impl FloatBits for f32 {
     const BITS: u32 = 32;
+    #[inline(always)]
+    fn flushed(self) -> Self {
+        let bits = self.to_bits();
+        if bits & 0x7f80_0000 == 0 {
+            f32::from_bits(bits & 0x8000_0000)
+        } else {
+            self
+        }
+    }
 }
 impl FloatBits for f64 {
     const BITS: u32 = 64;
+    #[inline(always)]
+    fn flushed(self) -> Self {
+        let bits = self.to_bits();
+        if bits & 0x7ff0_0000_0000_0000 == 0 {
+            f64::from_bits(bits & 0x8000_0000_0000_0000)
+        } else {
+            self
+        }
+    }
 }
 
 /// The next representable value after `x` towards `y`, in a float type of `bits` width whose

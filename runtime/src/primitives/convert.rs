@@ -48,7 +48,16 @@ impl Primitive for Convert {
         if x.dtype() == self.dtype {
             return vec![x.with_weak_type(out.weak)];
         }
-        vec![Array::from_buffer(&out.shape, x.buffer().cast(self.dtype), out.weak)]
+        let cast = || x.buffer().cast(self.dtype);
+        // XLA converts to and from 16-bit floats with integer operations, which its float
+        // modes do not reach: subnormals keep their bits (`float_mode`).
+        let half = |d: DType| matches!(d, DType::F16 | DType::BF16);
+        let buffer = if half(x.dtype()) || half(self.dtype) {
+            crate::exec::cpu::float_mode::ieee(cast)
+        } else {
+            cast()
+        };
+        vec![Array::from_buffer(&out.shape, buffer, out.weak)]
     }
 
     fn jvp(

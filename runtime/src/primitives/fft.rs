@@ -22,6 +22,7 @@ use rustfft::{FftDirection, FftNum, FftPlanner};
 use super::{bind1, expect_arity, Aval, Primitive};
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
+use crate::exec::cpu::float_mode::Flushing;
 use crate::exec::cpu::{alloc, pool};
 use crate::shape::ShapeDisplay;
 use crate::transform::ad::ops::{broadcast_to, convert, div, linear_jvp, mul, single_ct};
@@ -256,7 +257,7 @@ where
 /// Divides every element by `points`.
 fn scale_by_points<F: FftNum>(data: &mut [Complex<F>], points: usize) {
     let s = F::one() / F::from_usize(points).expect("a count fits a float");
-    data.par_iter_mut().for_each(|z| *z = *z * s);
+    data.par_iter_mut().flushing().for_each(|z| *z = *z * s);
 }
 
 /// The element types the transforms run in (`f32` and `f64`), each with the process's
@@ -328,7 +329,7 @@ fn zeros<F: FftNum>(len: usize) -> Vec<Complex<F>> {
 fn lines<F: Float>(data: &mut [Complex<F>], n: usize, dir: FftDirection) {
     let plan = complex_plan::<F>(n, dir);
     let scratch = plan.get_inplace_scratch_len();
-    data.par_chunks_mut(n * lines_per_task(n)).for_each_init(
+    data.par_chunks_mut(n * lines_per_task(n)).flushing().for_each_init(
         || zeros(scratch),
         |scratch, chunk| plan.process_with_scratch(chunk, scratch),
     );
@@ -336,7 +337,7 @@ fn lines<F: Float>(data: &mut [Complex<F>], n: usize, dir: FftDirection) {
 
 /// `dst` (`cols x rows`, row-major) becomes the transpose of `src` (`rows x cols`).
 fn transpose<T: Copy + Send + Sync>(src: &[T], dst: &mut [T], rows: usize, cols: usize) {
-    dst.par_chunks_mut(rows).enumerate().for_each(|(c, line)| {
+    dst.par_chunks_mut(rows).enumerate().flushing().for_each(|(c, line)| {
         for (r, d) in line.iter_mut().enumerate() {
             *d = src[r * cols + c];
         }
@@ -384,7 +385,7 @@ where
     if !v.is_empty() {
         let plan = real_forward_plan::<F>(n);
         let per_task = lines_per_task(n);
-        v.par_chunks(n * per_task).zip(out.par_chunks_mut(m * per_task)).for_each_init(
+        v.par_chunks(n * per_task).zip(out.par_chunks_mut(m * per_task)).flushing().for_each_init(
             || (alloc::filled(n, F::zero()), zeros(plan.get_scratch_len())),
             |(input, scratch), (signals, spectra)| {
                 for (row, spectrum) in signals.chunks_exact(n).zip(spectra.chunks_exact_mut(m)) {
@@ -419,23 +420,27 @@ fn irfft_last<F: Float>(mut data: Vec<Complex<F>>, shape: &[usize], lengths: &[u
     let points: usize = lengths.iter().product();
     let s = F::one() / F::from_usize(points).expect("a count fits a float");
     let per_task = lines_per_task(n);
-    data.par_chunks_mut(m * per_task).zip(out.par_chunks_mut(n * per_task)).for_each_init(
-        || zeros(plan.get_scratch_len()),
-        |scratch, (spectra, signals)| {
-            for (spectrum, row) in spectra.chunks_exact_mut(m).zip(signals.chunks_exact_mut(n)) {
-                // A real signal's spectrum is real at 0 (and at n / 2 for even n): the
-                // imaginary parts there do not contribute, as in XLA.
-                spectrum[0].im = F::zero();
-                if n.is_multiple_of(2) {
-                    spectrum[m - 1].im = F::zero();
+    data.par_chunks_mut(m * per_task)
+        .zip(out.par_chunks_mut(n * per_task))
+        .flushing()
+        .for_each_init(
+            || zeros(plan.get_scratch_len()),
+            |scratch, (spectra, signals)| {
+                for (spectrum, row) in spectra.chunks_exact_mut(m).zip(signals.chunks_exact_mut(n))
+                {
+                    // A real signal's spectrum is real at 0 (and at n / 2 for even n): the
+                    // imaginary parts there do not contribute, as in XLA.
+                    spectrum[0].im = F::zero();
+                    if n.is_multiple_of(2) {
+                        spectrum[m - 1].im = F::zero();
+                    }
+                    plan.process_with_scratch(spectrum, row, scratch)
+                        .expect("buffers of the planned lengths, real end points");
+                    for x in row.iter_mut() {
+                        *x = *x * s;
+                    }
                 }
-                plan.process_with_scratch(spectrum, row, scratch)
-                    .expect("buffers of the planned lengths, real end points");
-                for x in row.iter_mut() {
-                    *x = *x * s;
-                }
-            }
-        },
-    );
+            },
+        );
     out
 }

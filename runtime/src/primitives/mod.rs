@@ -284,9 +284,10 @@ pub fn bind_at(prim: &dyn Primitive, inputs: &[&Array], span: Option<Span>) -> V
         return outs;
     }
     // An allocation that fails inside the kernels is reported as this op's, with its result.
+    // The op computes as XLA does on CPU, flushing subnormals (see `float_mode`).
     crate::exec::cpu::alloc::named(
         || format!("{} (result {})", prim.name(), describe(&out)),
-        || prim.eval(inputs, &out),
+        || crate::exec::cpu::float_mode::flushing(|| prim.eval(inputs, &out)),
     )
 }
 

@@ -21,6 +21,7 @@ use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
 use crate::exec::cpu::alloc;
 use crate::exec::cpu::copy::AxisLayout;
+use crate::exec::cpu::float_mode::Flushing;
 use crate::shape::contiguous_strides;
 use crate::transform::ad::ops;
 use crate::transform::ad::Tangent;
@@ -150,7 +151,7 @@ fn per_row(
         fill(&|j| (o * n + j) * inner + i, dst);
     };
     if outer * n * inner >= PARALLEL_ELEMENTS {
-        out.par_chunks_mut(m).enumerate().for_each(row);
+        out.par_chunks_mut(m).enumerate().flushing().for_each(row);
     } else {
         out.chunks_mut(m).enumerate().for_each(row);
     }

@@ -521,34 +521,34 @@ fn float_op<T: Real>(op: UnaryOp, v: &[T]) -> Buffer {
         Sign => f!(T::sign),
         Square => f!(|x| x * x),
         Exp => f!(T::exp),
-        Exp2 => f!(T::exp2),
+        Exp2 => f!(xla(T::exp2)),
         Log => f!(T::ln),
         Log1p => f!(T::ln_1p),
-        Expm1 => f!(T::exp_m1),
+        Expm1 => f!(xla(T::exp_m1)),
         Sqrt => f!(T::sqrt),
         Rsqrt => f!(|x| T::one() / x.sqrt()),
-        Cbrt => f!(T::cbrt),
+        Cbrt => f!(xla(T::cbrt)),
         Reciprocal => f!(|x| T::one() / x),
-        Sin => f!(T::sin),
-        Cos => f!(T::cos),
-        Tan => f!(T::tan),
-        Asin => f!(T::asin),
-        Acos => f!(T::acos),
-        Atan => f!(T::atan),
-        Sinh => f!(T::sinh),
-        Cosh => f!(T::cosh),
+        Sin => f!(xla(T::sin)),
+        Cos => f!(xla(T::cos)),
+        Tan => f!(xla(T::tan)),
+        Asin => f!(xla(T::asin)),
+        Acos => f!(xla(T::acos)),
+        Atan => f!(xla(T::atan)),
+        Sinh => f!(xla(T::sinh)),
+        Cosh => f!(xla(T::cosh)),
         Tanh => f!(T::tanh),
-        Asinh => f!(T::asinh),
-        Acosh => f!(T::acosh),
-        Atanh => f!(T::atanh),
+        Asinh => f!(xla(T::asinh)),
+        Acosh => f!(xla(T::acosh)),
+        Atanh => f!(xla(T::atanh)),
         Logistic => f!(T::logistic),
-        Erf => f!(T::erf),
-        Erfc => f!(T::erfc),
-        ErfInv => f!(T::erf_inv),
-        Lgamma => f!(T::lgamma),
-        Digamma => f!(T::digamma),
-        BesselI0e => f!(T::bessel_i0e),
-        BesselI1e => f!(T::bessel_i1e),
+        Erf => f!(xla(T::erf)),
+        Erfc => f!(xla(T::erfc)),
+        ErfInv => f!(xla(T::erf_inv)),
+        Lgamma => f!(xla(T::lgamma)),
+        Digamma => f!(xla(T::digamma)),
+        BesselI0e => f!(xla(T::bessel_i0e)),
+        BesselI1e => f!(xla(T::bessel_i1e)),
         Floor => f!(T::floor),
         Ceil => f!(T::ceil),
         Round => f!(T::round_ties_even),
@@ -583,8 +583,8 @@ pub(crate) fn float_op_into<T: Real>(op: UnaryOp, src: &[T], dst: &mut [T]) {
         Sqrt => f!(T::sqrt),
         Rsqrt => f!(|x: T| T::one() / x.sqrt()),
         Reciprocal => f!(|x: T| T::one() / x),
-        Sin => f!(T::sin),
-        Cos => f!(T::cos),
+        Sin => f!(xla(T::sin)),
+        Cos => f!(xla(T::cos)),
         Tanh => f!(T::tanh),
         Logistic => f!(T::logistic),
         IntegerPow(n) => f!(|x: T| x.powi(n)),
@@ -658,6 +658,17 @@ pub(crate) trait Real:
     fn is_nan(self) -> bool;
     fn is_finite(self) -> bool;
     fn powi(self, n: i32) -> Self;
+    /// A subnormal as the zero of its sign (checked on the bits, so it holds whatever the
+    /// thread's float modes): what XLA's modes do to the operands and results of functions
+    /// computed in software here, which the processor's modes do not reach.
+    fn flushed(self) -> Self;
+}
+
+/// `g` with XLA's float modes applied in software to its operand and result (see
+/// [`Real::flushed`]), for the functions of the C math library and the series functions.
+#[inline(always)]
+fn xla<T: Real>(g: impl Fn(T) -> T) -> impl Fn(T) -> T {
+    move |x: T| g(x.flushed()).flushed()
 }
 
 macro_rules! real {
@@ -666,6 +677,15 @@ macro_rules! real {
         $erfc:path, $lgamma:path
     ) => {
         impl Real for $t {
+            #[inline(always)]
+            fn flushed(self) -> Self {
+                let bits = self.to_bits();
+                if bits & (<$t>::INFINITY.to_bits()) == 0 {
+                    $t::from_bits(bits & (-0.0 as $t).to_bits())
+                } else {
+                    self
+                }
+            }
             #[inline(always)]
             fn one() -> Self {
                 1.0

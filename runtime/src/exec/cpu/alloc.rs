@@ -17,6 +17,8 @@ use std::sync::Mutex;
 
 use rayon::iter::{IndexedParallelIterator, ParallelExtend};
 
+use super::float_mode::Flushing;
+
 use crate::device::Device;
 use crate::dtype::Element;
 use crate::error::Error;
@@ -140,7 +142,7 @@ pub fn collect_counted<T>(items: impl Iterator<Item = T>, len: usize) -> Vec<T> 
 #[track_caller]
 pub fn par_collect<T: Send>(items: impl IndexedParallelIterator<Item = T>) -> Vec<T> {
     let mut v = with_capacity(items.len());
-    v.par_extend(items);
+    v.par_extend(items.flushing());
     v
 }
 

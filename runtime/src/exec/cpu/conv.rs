@@ -24,6 +24,7 @@
 use rayon::prelude::*;
 
 use super::copy::transpose;
+use super::float_mode::Flushing;
 use super::matmul::{
     gemm_strided, parallelism, Dims, GemmFloat, MatMut, MatRef, PARALLEL_MIN_MACS,
 };
@@ -226,6 +227,7 @@ fn canonical_conv<T: GemmFloat + Element>(lhs: &[T], rhs: &[T], g: &ConvGeometry
     if threads > 1 && items >= threads && macs.saturating_mul(items) >= PARALLEL_MIN_MACS {
         out.par_chunks_mut(item_len)
             .enumerate()
+            .flushing()
             .for_each_init(Vec::new, |scratch, (i, dst)| plan.item(lhs, &rhs, i, dst, scratch, 1));
     } else {
         let threads = if macs >= PARALLEL_MIN_MACS { threads } else { 1 };

@@ -9,6 +9,7 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use super::elementwise::{build, build_chunked, PARALLEL_THRESHOLD};
+use super::float_mode::Flushing;
 use crate::dtype::Element;
 use crate::shape::contiguous_strides;
 
@@ -634,7 +635,10 @@ pub fn scatter_axis<T: Element>(
         }
     };
     if outer > 1 && outer * upd_slab >= PARALLEL_THRESHOLD {
-        dst.par_chunks_mut(slab).zip(updates.par_chunks(upd_slab)).for_each(|(d, u)| one(d, u));
+        dst.par_chunks_mut(slab)
+            .zip(updates.par_chunks(upd_slab))
+            .flushing()
+            .for_each(|(d, u)| one(d, u));
     } else {
         dst.chunks_mut(slab).zip(updates.chunks(upd_slab)).for_each(|(d, u)| one(d, u));
     }

@@ -7,6 +7,7 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use super::float_mode::Flushing;
 use super::pool;
 use crate::dtype::Element;
 use crate::shape::broadcast_strides;
@@ -37,6 +38,7 @@ pub fn build_chunked<D: Element>(
         spare
             .par_chunks_mut(chunk.max(1))
             .enumerate()
+            .flushing()
             .for_each(|(i, part)| wide::fill(&fill, i * chunk.max(1), part));
     }
     // SAFETY: every caller's `fill` writes each element of the chunk it is given, and the chunks

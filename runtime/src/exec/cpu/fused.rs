@@ -18,6 +18,7 @@
 
 use rayon::prelude::*;
 
+use super::float_mode::Flushing;
 use super::pool;
 use crate::array::{Array, Buffer};
 use crate::dtype::{DType, Element};
@@ -71,7 +72,7 @@ fn run_generic(group: &FusedGroup, inputs: Vec<Array>) -> Vec<Array> {
     let partials: Vec<Option<Array>> = if n < 2 * TILE {
         (0..tiles).map(tile).collect()
     } else {
-        (0..tiles).into_par_iter().map(tile).collect()
+        (0..tiles).into_par_iter().flushing().map(tile).collect()
     };
     let mut results: Vec<Array> = outputs
         .into_iter()

@@ -14,6 +14,7 @@ use std::slice;
 
 use rayon::prelude::*;
 
+use super::float_mode::Flushing;
 use super::native::NativeLoop;
 use super::parts::DisjointOut;
 use super::pool;
@@ -124,7 +125,7 @@ pub(crate) fn run<T: Real + Scalar + Identities>(
     if n < 2 * TILE {
         (0..tiles).for_each(tile);
     } else {
-        (0..tiles).into_par_iter().for_each(tile);
+        (0..tiles).into_par_iter().flushing().for_each(tile);
     }
     wrap_outputs(group, outputs, results);
 }
@@ -376,7 +377,7 @@ fn run_reducing<T: Real + Scalar + Identities>(
     if n < 2 * TILE {
         (0..tiles).map(tile).collect()
     } else {
-        (0..tiles).into_par_iter().map(tile).collect()
+        (0..tiles).into_par_iter().flushing().map(tile).collect()
     }
 }
 

@@ -46,6 +46,8 @@ use half::{bf16, f16};
 use num_complex::Complex;
 use rayon::prelude::*;
 
+use super::float_mode::Flushing;
+
 /// Multiply-add count (`m * k * n`) from which one product is split over all
 /// threads of the rayon pool; smaller products run single-threaded.
 ///
@@ -401,6 +403,7 @@ where
     if threads > 1 && big_batch && (!big_products || balanced) {
         out.par_chunks_exact_mut(mn)
             .enumerate()
+            .flushing()
             .for_each(|(b, dst)| product(dst, lhs_at(b), rhs_at(b), dims, 1));
     } else {
         let threads = if big_products { threads } else { 1 };
@@ -504,7 +507,7 @@ fn gemm_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, thre
         outer_product(&mut dst[..m * n], &lhs[..m], &rhs[..n], threads);
     } else if threads > 1 && n == 1 && m > 1 {
         let rows = m.div_ceil(threads);
-        dst[..m].par_chunks_mut(rows).zip(lhs[..m * k].par_chunks(rows * k)).for_each(
+        dst[..m].par_chunks_mut(rows).zip(lhs[..m * k].par_chunks(rows * k)).flushing().for_each(
             |(dst, lhs)| {
                 let part = Dims { m: dst.len(), k, n };
                 gemm_call(dst, lhs, rhs, part, n, gemm::Parallelism::None);
@@ -515,6 +518,7 @@ fn gemm_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, thre
         let partials: Vec<Vec<T>> = lhs[..k]
             .par_chunks(depth)
             .zip(rhs[..k * n].par_chunks(depth * n))
+            .flushing()
             .map(|(lhs, rhs)| {
                 let mut partial = super::alloc::filled(n, T::ZERO);
                 let part = Dims { m, k: lhs.len(), n };
@@ -547,7 +551,7 @@ fn outer_product<T: GemmFloat>(dst: &mut [T], lhs: &[T], rhs: &[T], threads: usi
         }
     };
     if threads > 1 {
-        dst.par_chunks_mut(n).zip(lhs.par_iter()).for_each(row);
+        dst.par_chunks_mut(n).zip(lhs.par_iter()).flushing().for_each(row);
     } else {
         dst.chunks_mut(n).zip(lhs.iter()).for_each(row);
     }
@@ -884,6 +888,7 @@ fn blocked_product<T: Semiring>(dst: &mut [T], lhs: &[T], rhs: &[T], d: Dims, th
         let rows = d.m.div_ceil(4 * threads);
         dst.par_chunks_mut(rows * d.n)
             .zip(lhs.par_chunks(rows * d.k))
+            .flushing()
             .for_each(|(dst, lhs)| blocked_rows(dst, lhs, rhs, d.k, d.n));
     } else {
         blocked_rows(dst, lhs, rhs, d.k, d.n);

@@ -4,6 +4,7 @@ pub mod alloc;
 pub mod conv;
 pub mod copy;
 pub mod elementwise;
+pub mod float_mode;
 pub mod fused;
 pub mod fused_float;
 pub mod matmul;

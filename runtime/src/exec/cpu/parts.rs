@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::float_mode::{self, Flushing};
+
 /// An output that the parts of a parallel kernel write at disjoint elements, through a shared
 /// pointer to its first element. Each kernel states why its parts' elements are disjoint
 /// where it writes through [`DisjointOut::get`].
@@ -58,7 +60,7 @@ pub fn for_each(parts: usize, part: impl Fn(usize) + Sync) {
     if helpers == 0 {
         (0..parts).for_each(part);
     } else if rayon::current_thread_index().is_none() {
-        (0..parts).into_par_iter().for_each(&part);
+        (0..parts).into_par_iter().flushing().for_each(&part);
     } else {
         run_claimed(parts, helpers, &part);
     }
@@ -148,7 +150,7 @@ fn run_claimed(parts: usize, helpers: usize, part: &(impl Fn(usize) + Sync)) {
     };
     rayon::in_place_scope(|scope| {
         for _ in 0..helpers {
-            scope.spawn(|_| work());
+            scope.spawn(|_| float_mode::flushing(work));
         }
         work();
         // Every part has been claimed by a thread that is running it. Past a short spin the

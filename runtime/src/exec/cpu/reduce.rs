@@ -16,6 +16,7 @@
 use rayon::prelude::*;
 
 use super::elementwise::PARALLEL_THRESHOLD;
+use super::float_mode::{self, Flushing};
 
 /// Elements a row leaf folds in its lanes (16 per lane, as NumPy's pairwise sum folds 16
 /// per accumulator).
@@ -137,14 +138,17 @@ where
             let per_row = |(o, row): (&mut A, &[S])| *o = self.row(row);
             if parallel {
                 let rows = out.par_iter_mut().zip(src.par_chunks(red));
-                rows.with_min_len(TASK.div_ceil(red)).for_each(per_row);
+                rows.with_min_len(TASK.div_ceil(red)).flushing().for_each(per_row);
             } else {
                 out.iter_mut().zip(src.chunks(red)).for_each(per_row);
             }
         } else {
             let per_slab = |(o, slab): (&mut [A], &[S])| self.slab(slab, red, inner, o, parallel);
             if parallel {
-                out.par_chunks_mut(inner).zip(src.par_chunks(red * inner)).for_each(per_slab);
+                out.par_chunks_mut(inner)
+                    .zip(src.par_chunks(red * inner))
+                    .flushing()
+                    .for_each(per_slab);
             } else {
                 out.chunks_mut(inner).zip(src.chunks(red * inner)).for_each(per_slab);
             }
@@ -170,7 +174,7 @@ where
         let mid = x.len() / 2 / LANES * LANES;
         let (a, b) = x.split_at(mid);
         let (ra, rb) = if x.len() >= PARALLEL_THRESHOLD {
-            rayon::join(|| self.row(a), || self.row(b))
+            float_mode::join(|| self.row(a), || self.row(b))
         } else {
             (self.row(a), self.row(b))
         };
@@ -240,7 +244,7 @@ where
     {
         let task = |(k, o): (usize, &mut [A])| self.columns(slab, (0, red), inner, k * COLS, o);
         if par {
-            out.par_chunks_mut(COLS).enumerate().for_each(task);
+            out.par_chunks_mut(COLS).enumerate().flushing().for_each(task);
         } else {
             out.chunks_mut(COLS).enumerate().for_each(task);
         }
@@ -271,7 +275,7 @@ where
             &mut on_heap[..]
         };
         if (hi - lo) * w >= PARALLEL_THRESHOLD {
-            rayon::join(
+            float_mode::join(
                 || self.columns(src, (lo, mid), inner, c0, out),
                 || self.columns(src, (mid, hi), inner, c0, spare),
             );
@@ -356,7 +360,10 @@ where
     let slab_len = n * inner;
     let per_slab = |slab: &mut [T]| scan_slab(slab, inner, reverse, fold, &store);
     if out.len() >= PARALLEL_THRESHOLD {
-        out.par_chunks_mut(slab_len).with_min_len(TASK.div_ceil(slab_len)).for_each(per_slab);
+        out.par_chunks_mut(slab_len)
+            .with_min_len(TASK.div_ceil(slab_len))
+            .flushing()
+            .for_each(per_slab);
     } else {
         out.chunks_mut(slab_len).for_each(per_slab);
     }
@@ -410,7 +417,7 @@ fn scan_slab<T, A, L, C>(
         }
     };
     if parallel && blocks.len() > 1 {
-        blocks.into_par_iter().for_each(scan_block);
+        blocks.into_par_iter().flushing().for_each(scan_block);
     } else {
         blocks.into_iter().for_each(scan_block);
     }
@@ -436,7 +443,7 @@ where
         let per_row = |(o, row): (&mut i32, &[T])| *o = arg_row(row, &better) as i32;
         if parallel {
             let rows = out.par_iter_mut().zip(src.par_chunks(n));
-            rows.with_min_len(TASK.div_ceil(n)).for_each(per_row);
+            rows.with_min_len(TASK.div_ceil(n)).flushing().for_each(per_row);
         } else {
             out.iter_mut().zip(src.chunks(n)).for_each(per_row);
         }
@@ -445,13 +452,13 @@ where
     let per_slab = |(o, slab): (&mut [i32], &[T])| {
         let task = |(k, o): (usize, &mut [i32])| arg_columns(slab, inner, k * COLS, o, &better);
         if parallel {
-            o.par_chunks_mut(COLS).enumerate().for_each(task);
+            o.par_chunks_mut(COLS).enumerate().flushing().for_each(task);
         } else {
             o.chunks_mut(COLS).enumerate().for_each(task);
         }
     };
     if parallel {
-        out.par_chunks_mut(inner).zip(src.par_chunks(n * inner)).for_each(per_slab);
+        out.par_chunks_mut(inner).zip(src.par_chunks(n * inner)).flushing().for_each(per_slab);
     } else {
         out.chunks_mut(inner).zip(src.chunks(n * inner)).for_each(per_slab);
     }

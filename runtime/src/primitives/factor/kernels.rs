@@ -18,6 +18,7 @@ use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::exec::cpu::alloc;
+use crate::exec::cpu::float_mode::Flushing;
 
 /// The element types the factorizations run in (`f32` and `f64`).
 pub(super) trait Real: RealField + Element + Default {}
@@ -68,7 +69,7 @@ fn each<T: Real, R: Send>(
         f(MatRef::from_row_major_slice(&x[i * m * n..(i + 1) * m * n], m, n))
     };
     if count > 1 {
-        (0..count).into_par_iter().map(one).collect()
+        (0..count).into_par_iter().flushing().map(one).collect()
     } else {
         (0..count).map(one).collect()
     }
@@ -96,7 +97,11 @@ fn each_in_place<T: Real, U: Send>(
     }
     let aux_chunks = aux_len;
     if count > 1 {
-        out.par_chunks_mut(len).zip(aux.par_chunks_mut(aux_chunks)).enumerate().for_each(one);
+        out.par_chunks_mut(len)
+            .zip(aux.par_chunks_mut(aux_chunks))
+            .enumerate()
+            .flushing()
+            .for_each(one);
     } else {
         out.chunks_mut(len).zip(aux.chunks_mut(aux_chunks)).enumerate().for_each(one);
     }

@@ -11,7 +11,7 @@
 //! - an eager primitive evaluated on the host (`primitives::bind`), and every run of a `#[jit]`
 //!   plan, on the calling thread (and on the pool thread a plan may move to);
 //! - each task that rjax's kernels hand to rayon's threads: the parallel iterators' pieces
-//!   ([`Flushing::flushing`]), the halves of [`join`], and the parts of
+//!   (`Flushing::flushing`), the halves of `float_mode::join`, and the parts of
 //!   [`parts::for_each`](super::parts::for_each). These threads are the user's rayon pool,
 //!   shared with code outside rjax, so the modes are set per task rather than per thread.
 //!

@@ -179,7 +179,8 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     );
     quote! {
         #(#attrs)*
-        #[allow(clippy::too_many_arguments, unused_mut)]
+        // A traced call of a plain function diverges in its own error (see `traced_call_tokens`).
+        #[allow(clippy::too_many_arguments, unused_mut, unreachable_code)]
         #vis #sig {
             #user_body
         }
@@ -187,6 +188,8 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
         #[doc = #companion_doc]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #name {}
+
+        impl ::rjax::__private::Companion for #name {}
 
         #[allow(dead_code)]
         impl #name {
@@ -275,7 +278,7 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
     };
     quote! {
         #[doc(hidden)]
-        #[allow(unused_mut, unused_variables, clippy::too_many_arguments, clippy::needless_return, clippy::let_and_return)]
+        #[allow(unused_mut, unused_variables, unreachable_code, clippy::too_many_arguments, clippy::needless_return, clippy::let_and_return)]
         pub fn __rjax_traced #generics (#(#params),*) #output #where_clause {
             #(#lets)*
             #body

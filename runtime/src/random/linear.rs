@@ -128,7 +128,7 @@ fn promote(op: &str, mean: impl ArrayLike, cov: impl ArrayLike) -> (Array, Array
 /// ```
 /// use rjax_runtime::{jnp, random};
 /// let q = random::orthogonal(&random::key(0), 3, []);
-/// let qtq = jnp::matmul(&q.transpose(), &q).to_vec::<f32>().unwrap();
+/// let qtq = jnp::matmul(&jnp::swapaxes(&q, -1, -2), &q).to_vec::<f32>().unwrap();
 /// assert!((qtq[0] - 1.0).abs() < 1e-5 && qtq[1].abs() < 1e-5);
 /// ```
 #[track_caller]

@@ -73,7 +73,7 @@ fn poisson_knuth(key: &Key, lam: &Array, shape: &[usize], dtype: DType) -> Array
         |(_, _, log_prod): &(Key, Array, Array)| jnp::any(&jnp::greater(log_prod, &neg_lam)),
         |(key, k, log_prod)| {
             let keys = split(&key, 2);
-            let k = jnp::where_(&jnp::greater(&log_prod, &neg_lam), jnp::add(&k, &one), &k);
+            let k = jnp::where_(jnp::greater(&log_prod, &neg_lam), jnp::add(&k, &one), &k);
             let u = unit_uniform("poisson", &keys.get(1), shape, DType::F32);
             (keys.get(0), k, jnp::add(&log_prod, jnp::log(&u)))
         },

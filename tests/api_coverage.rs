@@ -91,9 +91,54 @@ mod m_jax_scipy_linalg {
     use rjax::scipy::linalg::{lu, solve_triangular};
 }
 
+mod m_jax_scipy_stats_bernoulli {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::bernoulli::{cdf, logpmf, pmf, ppf};
+}
+
+mod m_jax_scipy_stats_beta {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::beta::{logpdf, pdf};
+}
+
+mod m_jax_scipy_stats_gamma {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::gamma::{logpdf, pdf};
+}
+
+mod m_jax_scipy_stats_laplace {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::laplace::{cdf, logpdf, pdf};
+}
+
+mod m_jax_scipy_stats_logistic {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::logistic::{cdf, isf, logpdf, pdf, ppf, sf};
+}
+
+mod m_jax_scipy_stats_multivariate_normal {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::multivariate_normal::{logpdf, pdf};
+}
+
 mod m_jax_scipy_stats_norm {
     #[allow(unused_imports)]
-    use rjax::scipy::stats::norm::{cdf, logpdf, pdf};
+    use rjax::scipy::stats::norm::{cdf, logpdf, pdf, sf};
+}
+
+mod m_jax_scipy_stats_poisson {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::poisson::{logpmf, pmf};
+}
+
+mod m_jax_scipy_stats_t {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::t::{logpdf, pdf};
+}
+
+mod m_jax_scipy_stats_uniform {
+    #[allow(unused_imports)]
+    use rjax::scipy::stats::uniform::{cdf, logpdf, pdf, ppf};
 }
 
 /// The names imported above, as `jax_module.name`.
@@ -410,9 +455,37 @@ const PRESENT: &[&str] = &[
     "jax.scipy.special.xlogy",
     "jax.scipy.linalg.lu",
     "jax.scipy.linalg.solve_triangular",
+    "jax.scipy.stats.bernoulli.cdf",
+    "jax.scipy.stats.bernoulli.logpmf",
+    "jax.scipy.stats.bernoulli.pmf",
+    "jax.scipy.stats.bernoulli.ppf",
+    "jax.scipy.stats.beta.logpdf",
+    "jax.scipy.stats.beta.pdf",
+    "jax.scipy.stats.gamma.logpdf",
+    "jax.scipy.stats.gamma.pdf",
+    "jax.scipy.stats.laplace.cdf",
+    "jax.scipy.stats.laplace.logpdf",
+    "jax.scipy.stats.laplace.pdf",
+    "jax.scipy.stats.logistic.cdf",
+    "jax.scipy.stats.logistic.isf",
+    "jax.scipy.stats.logistic.logpdf",
+    "jax.scipy.stats.logistic.pdf",
+    "jax.scipy.stats.logistic.ppf",
+    "jax.scipy.stats.logistic.sf",
+    "jax.scipy.stats.multivariate_normal.logpdf",
+    "jax.scipy.stats.multivariate_normal.pdf",
     "jax.scipy.stats.norm.cdf",
     "jax.scipy.stats.norm.logpdf",
     "jax.scipy.stats.norm.pdf",
+    "jax.scipy.stats.norm.sf",
+    "jax.scipy.stats.poisson.logpmf",
+    "jax.scipy.stats.poisson.pmf",
+    "jax.scipy.stats.t.logpdf",
+    "jax.scipy.stats.t.pdf",
+    "jax.scipy.stats.uniform.cdf",
+    "jax.scipy.stats.uniform.logpdf",
+    "jax.scipy.stats.uniform.pdf",
+    "jax.scipy.stats.uniform.ppf",
 ];
 
 /// `(jax module, name, status)` for each row of the document's module tables.

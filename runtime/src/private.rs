@@ -207,7 +207,8 @@ pub trait Companion {
 /// `f` brings its companion type, while a plain function leaves the glob's type in place. The
 /// check, a constant that reads [`Companion::TRACEABLE`], then fails to compile with a message
 /// naming `f`, instead of rustc's "cannot find module `f`". The fallbacks' own entry points
-/// type-check any arguments and never run.
+/// type-check any arguments and return an array (what most traced calls return, so that no
+/// second error follows the first); they never run.
 pub mod callee {
     macro_rules! fallbacks {
         ($($module:ident: $($arg:ident)*;)*) => {$(
@@ -224,7 +225,7 @@ pub mod callee {
                 impl __rjax_callee {
                     #[doc(hidden)]
                     #[allow(non_snake_case, clippy::too_many_arguments)]
-                    pub fn __rjax_traced<$($arg),*>($(_: $arg),*) -> ! {
+                    pub fn __rjax_traced<$($arg),*>($(_: $arg),*) -> crate::array::Array {
                         panic!("a traced call of a function that is not traceable cannot compile")
                     }
                 }

@@ -957,7 +957,8 @@ pub fn traced_call_tokens(callee: &syn::Path, args: TokenStream, arity: usize) -
     };
     let shown = path.to_token_stream().to_string().replace(' ', "");
     let message = format!(
-        "`{shown}` is called with traced values, but it is not a traceable function: add          `#[traceable]` above `fn {name}` so that rjax traces its body"
+        "`{shown}` is called with traced values, but it is not a traceable function: add \
+         `#[traceable]` above `fn {name}` so that rjax traces its body"
     );
     let fallbacks = format_ident!("arity{}", arity);
     quote_spanned! {span=> {
@@ -968,7 +969,11 @@ pub fn traced_call_tokens(callee: &syn::Path, args: TokenStream, arity: usize) -
         const _: () = if !<__rjax_callee as ::rjax::__private::Companion>::TRACEABLE {
             ::core::panic!(#message)
         };
-        __rjax_callee::__rjax_traced #turbofish (#args)
+        // The arguments may be `()` (a residual without arrays), which clippy would flag in
+        // what it takes for the user's code.
+        #[allow(clippy::unit_arg)]
+        let __rjax_out = __rjax_callee::__rjax_traced #turbofish (#args);
+        __rjax_out
     }}
 }
 

@@ -179,8 +179,7 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
     );
     quote! {
         #(#attrs)*
-        // A traced call of a plain function diverges in its own error (see `traced_call_tokens`).
-        #[allow(clippy::too_many_arguments, unused_mut, unreachable_code)]
+        #[allow(clippy::too_many_arguments, unused_mut)]
         #vis #sig {
             #user_body
         }
@@ -278,7 +277,7 @@ fn traced_entry(func: &Func, body: TokenStream) -> TokenStream {
     };
     quote! {
         #[doc(hidden)]
-        #[allow(unused_mut, unused_variables, unreachable_code, clippy::too_many_arguments, clippy::needless_return, clippy::let_and_return)]
+        #[allow(unused_mut, unused_variables, clippy::too_many_arguments, clippy::needless_return, clippy::let_and_return)]
         pub fn __rjax_traced #generics (#(#params),*) #output #where_clause {
             #(#lets)*
             #body

@@ -58,7 +58,7 @@ pub fn nonzero(x: &Array, size: Option<usize>, fill_value: Option<i64>) -> Vec<A
         })
         .collect();
     if let Some(fill) = fill_value {
-        let past_end = super::greater_equal(&super::arange(size as i64), found());
+        let past_end = super::greater_equal(super::arange(size as i64), found());
         out = out.iter().map(|axis| where_(&past_end, fill, axis)).collect();
     }
     out

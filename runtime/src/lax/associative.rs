@@ -94,7 +94,7 @@ fn scan_leaves(
     let pairs = combine(every(elems, 0, n - 1, 2), every(elems, 1, n, 2));
     let odd = scan_leaves(combine, &pairs, axis);
     // The even positions after the first: an odd result combined with the next element.
-    let even_rest = if n % 2 == 0 {
+    let even_rest = if n.is_multiple_of(2) {
         let m = odd[0].shape()[axis];
         combine(every(&odd, 0, m - 1, 1), every(elems, 2, n, 2))
     } else {
@@ -130,8 +130,8 @@ fn interleave(a: &Array, b: &Array, axis: usize) -> Array {
     a_pad[axis] = (0, if same { 1 } else { 0 }, 1);
     b_pad[axis] = (1, if same { 0 } else { 1 }, 1);
     let zero = |x: &Array| jnp::zeros_dtype([], x.dtype());
-    let a = super::pad(a, &zero(a), &a_pad);
-    let b = super::pad(b, &zero(b), &b_pad);
+    let a = super::pad(a, zero(a), &a_pad);
+    let b = super::pad(b, zero(b), &b_pad);
     if a.dtype() == DType::Bool {
         jnp::logical_or(&a, &b)
     } else {

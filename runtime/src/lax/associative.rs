@@ -24,7 +24,7 @@ use crate::tree::{self, Unflatten};
 ///
 /// ```
 /// use rjax_runtime::{lax, Array};
-/// let x = Array::from(vec![1.0f32, 2.0, 3.0, 4.0]);
+/// let x = Array::from_shape_vec([4], vec![1.0f32, 2.0, 3.0, 4.0]);
 /// let sums = lax::associative_scan(|a: Array, b: Array| a + b, x, false, 0);
 /// assert_eq!(sums.to_vec::<f32>().unwrap(), vec![1.0, 3.0, 6.0, 10.0]);
 /// ```
@@ -183,7 +183,7 @@ pub fn cummin(x: &Array, axis: isize, reverse: bool) -> Array {
 ///
 /// ```
 /// use rjax_runtime::{lax, Array};
-/// let x = Array::from(vec![0.0f32, 0.0, 1000.0]);
+/// let x = Array::from_shape_vec([3], vec![0.0f32, 0.0, 1000.0]);
 /// let y = lax::cumlogsumexp(&x, 0, false).to_vec::<f32>().unwrap();
 /// assert!((y[1] - 2f32.ln()).abs() < 1e-6 && y[2] == 1000.0);
 /// ```

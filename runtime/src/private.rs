@@ -181,3 +181,75 @@ pub fn debug_print(format: &str, values: &[Array]) {
     let refs: Vec<&Array> = values.iter().collect();
     crate::primitives::bind(&crate::primitives::DebugPrint { format: format.to_string() }, &refs);
 }
+
+/// Implemented by the companion type of every `#[traceable]` or `#[jit]` function (and by the
+/// fallbacks of [`callee`], with `TRACEABLE = false`). A traced call `f(x)` reaches
+/// `f::__rjax_traced(x)` through it, and a call of a plain function fails at compile time with
+/// a message that names the function and the fix.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a traceable function, so traced code cannot call it",
+    label = "called with traced values here",
+    note = "add `#[traceable]` (or `#[jit]`) to the function so that rjax can trace its body"
+)]
+pub trait Companion {
+    /// Whether the type is a traceable function's companion.
+    const TRACEABLE: bool = true;
+}
+
+/// The fallback callee of a traced call, one per number of arguments. The macros expand
+/// `f(a, b)` in traced code to
+///
+/// ```text
+/// { use callee::arity2::*; use f as __rjax_callee; /* check */ __rjax_callee::__rjax_traced(a, b) }
+/// ```
+///
+/// The explicit `use` shadows the glob in each namespace where `f` has an item: a traceable
+/// `f` brings its companion type, while a plain function leaves the glob's type in place. The
+/// check, a constant that reads [`Companion::TRACEABLE`], then fails to compile with a message
+/// naming `f`, instead of rustc's "cannot find module `f`". The fallbacks' own entry points
+/// type-check any arguments and return an array (what most traced calls return, so that no
+/// second error follows the first); they never run.
+pub mod callee {
+    macro_rules! fallbacks {
+        ($($module:ident: $($arg:ident)*;)*) => {$(
+            #[doc(hidden)]
+            pub mod $module {
+                #[doc(hidden)]
+                #[allow(non_camel_case_types)]
+                pub struct __rjax_callee;
+
+                impl super::super::Companion for __rjax_callee {
+                    const TRACEABLE: bool = false;
+                }
+
+                impl __rjax_callee {
+                    #[doc(hidden)]
+                    #[allow(non_snake_case, clippy::too_many_arguments)]
+                    pub fn __rjax_traced<$($arg),*>($(_: $arg),*) -> crate::array::Array {
+                        panic!("a traced call of a function that is not traceable cannot compile")
+                    }
+                }
+            }
+        )*};
+    }
+
+    fallbacks! {
+        arity0: ;
+        arity1: A0;
+        arity2: A0 A1;
+        arity3: A0 A1 A2;
+        arity4: A0 A1 A2 A3;
+        arity5: A0 A1 A2 A3 A4;
+        arity6: A0 A1 A2 A3 A4 A5;
+        arity7: A0 A1 A2 A3 A4 A5 A6;
+        arity8: A0 A1 A2 A3 A4 A5 A6 A7;
+        arity9: A0 A1 A2 A3 A4 A5 A6 A7 A8;
+        arity10: A0 A1 A2 A3 A4 A5 A6 A7 A8 A9;
+        arity11: A0 A1 A2 A3 A4 A5 A6 A7 A8 A9 A10;
+        arity12: A0 A1 A2 A3 A4 A5 A6 A7 A8 A9 A10 A11;
+        arity13: A0 A1 A2 A3 A4 A5 A6 A7 A8 A9 A10 A11 A12;
+        arity14: A0 A1 A2 A3 A4 A5 A6 A7 A8 A9 A10 A11 A12 A13;
+        arity15: A0 A1 A2 A3 A4 A5 A6 A7 A8 A9 A10 A11 A12 A13 A14;
+        arity16: A0 A1 A2 A3 A4 A5 A6 A7 A8 A9 A10 A11 A12 A13 A14 A15;
+    }
+}

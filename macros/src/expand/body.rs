@@ -7,7 +7,7 @@
 //! move them (operands of operators, arguments passed by name, locals used in traced
 //! branches): arrays share their buffers, so a clone is cheap.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -930,14 +930,51 @@ impl BodyPass {
     }
 }
 
-/// `f(args)` as a call of `f`'s traced entry point, `f::__rjax_traced(args)`: the companion
-/// type of an annotated function holds it, and a plain function has none, so the path fails
-/// to resolve on `f`'s span.
+/// `f(args)` as a call of `f`'s traced entry point, `f::__rjax_traced(args)`, which the
+/// companion type of a `#[traceable]` or `#[jit]` function holds (see [`traced_call_tokens`]).
 pub fn traced_call(callee: &syn::ExprPath, args: &Punctuated<Expr, Token![,]>) -> Expr {
+    let tokens = traced_call_tokens(&callee.path, args.to_token_stream(), args.len());
+    syn::parse2(tokens).expect("a traced call parses as an expression")
+}
+
+/// A call of `callee`'s traced entry point that compiles when `callee` is traceable and
+/// otherwise fails with a message on `callee`'s span that names it and says to add
+/// `#[traceable]`. A plain function has no companion type, so `callee` is imported under a
+/// fixed name over a glob of fallbacks (`rjax::__private::callee`): the fallback type is then
+/// what the name means in the type namespace, and a constant that reads its
+/// `Companion::TRACEABLE` fails to evaluate with the message.
+pub fn traced_call_tokens(callee: &syn::Path, args: TokenStream, arity: usize) -> TokenStream {
     let mut path = callee.clone();
-    let span = path.path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
-    path.path.segments.push(syn::PathSegment::from(Ident::new("__rjax_traced", span)));
-    syn::parse_quote_spanned!(span=> #path(#args))
+    let last = path.segments.last_mut().expect("a path has a segment");
+    let span = last.ident.span();
+    let name = last.ident.to_string();
+    let turbofish = match std::mem::replace(&mut last.arguments, syn::PathArguments::None) {
+        syn::PathArguments::AngleBracketed(mut generics) => {
+            generics.colon2_token = Some(Default::default());
+            generics.to_token_stream()
+        }
+        _ => TokenStream::new(),
+    };
+    let shown = path.to_token_stream().to_string().replace(' ', "");
+    let message = format!(
+        "`{shown}` is called with traced values, but it is not a traceable function: add \
+         `#[traceable]` above `fn {name}` so that rjax traces its body"
+    );
+    let fallbacks = format_ident!("arity{}", arity);
+    quote_spanned! {span=> {
+        #[allow(unused_imports)]
+        use ::rjax::__private::callee::#fallbacks::*;
+        #[allow(unused_imports)]
+        use #path as __rjax_callee;
+        const _: () = if !<__rjax_callee as ::rjax::__private::Companion>::TRACEABLE {
+            ::core::panic!(#message)
+        };
+        // The arguments may be `()` (a residual without arrays), which clippy would flag in
+        // what it takes for the user's code.
+        #[allow(clippy::unit_arg)]
+        let __rjax_out = __rjax_callee::__rjax_traced #turbofish (#args);
+        __rjax_out
+    }}
 }
 
 /// Binds a body's tail expression to a local when it calls a transform's function form

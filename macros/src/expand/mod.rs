@@ -188,6 +188,8 @@ fn generate(func: &Func, body: TokenStream, mode: Mode) -> TokenStream {
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #name {}
 
+        impl ::rjax::__private::Companion for #name {}
+
         #[allow(dead_code)]
         impl #name {
             #traced_entry

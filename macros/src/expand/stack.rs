@@ -22,6 +22,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Block, ReturnType, Type};
 
+use super::body::traced_call_tokens;
 use crate::check;
 use crate::parse::signature::Param;
 use crate::parse::signature::{is_integer_dtype, scalar_dtype, type_name};
@@ -179,11 +180,13 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
             let tangents = rebinds(&traced, "__rjax_t", tangent_name);
             let pass = view.params.iter().map(|p| &p.name);
             let tangent_pass = traced.iter().map(|p| tangent_name(p));
+            let arity = view.params.len() + traced.len();
+            let call = traced_call_tokens(rule, quote!(#(#pass,)* #(#tangent_pass),*), arity);
             Ok(quote_spanned! {span=>
                 ::rjax::__private::ad::custom_jvp_call(#flats, #f, |__rjax_p, __rjax_t| {
                     #primals
                     #tangents
-                    #rule::__rjax_traced(#(#pass,)* #(#tangent_pass),*)
+                    #call
                 })
             })
         }
@@ -192,20 +195,23 @@ fn layer_expr(layers: &[Layer], view: View<'_>, body: &Block) -> Result<TokenStr
             let flats = flats(&traced);
             let primals = rebinds(&traced, "__rjax_p", |p| p.name.clone());
             let pass = view.params.iter().map(|p| &p.name);
+            let forward = traced_call_tokens(fwd, quote!(#(#pass),*), view.params.len());
             let ct_type = match &view.ret {
                 Some(ty) => super::traced_type(ty),
                 None => quote!(_),
             };
+            let residuals = quote!(__rjax_res.into_tree(), __rjax_ct.into_tree::<#ct_type>());
+            let backward = traced_call_tokens(bwd, residuals, 2);
             Ok(quote_spanned! {span=>
                 ::rjax::__private::ad::custom_vjp_call(
                     #flats,
                     #f,
                     |__rjax_p| {
                         #primals
-                        #fwd::__rjax_traced(#(#pass),*)
+                        #forward
                     },
                     |__rjax_res: ::rjax::__private::ad::Flat, __rjax_ct: ::rjax::__private::ad::Flat| {
-                        #bwd::__rjax_traced(__rjax_res.into_tree(), __rjax_ct.into_tree::<#ct_type>())
+                        #backward
                     },
                 )
             })

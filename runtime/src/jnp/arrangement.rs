@@ -166,3 +166,86 @@ pub fn array_split(x: &Array, sections: usize, axis: isize) -> Vec<Array> {
         })
         .collect()
 }
+
+/// `x` reversed along its second axis (`jnp.fliplr`); needs at least 2 axes.
+#[track_caller]
+pub fn fliplr(x: &Array) -> Array {
+    if x.ndim() < 2 {
+        panic!("fliplr: needs an array of at least 2 axes, got shape {}", ShapeDisplay(x.shape()));
+    }
+    super::flip(x, 1)
+}
+
+/// `x` reversed along its first axis (`jnp.flipud`); needs at least 1 axis.
+#[track_caller]
+pub fn flipud(x: &Array) -> Array {
+    if x.ndim() < 1 {
+        panic!("flipud: needs an array of at least 1 axis, got a 0-d array");
+    }
+    super::flip(x, 0)
+}
+
+/// The arrays joined along the third axis after [`atleast_3d`] (`jnp.dstack`).
+#[track_caller]
+pub fn dstack<A: Borrow<Array>>(arrays: &[A]) -> Array {
+    let parts: Vec<Array> = arrays.iter().map(|a| atleast_3d(a.borrow())).collect();
+    super::concatenate(&parts, 2)
+}
+
+/// [`split`](super::split) along the second axis (the first for 1-D arrays), as
+/// `jnp.hsplit`.
+#[track_caller]
+pub fn hsplit(x: &Array, sections: impl Into<super::Sections>) -> Vec<Array> {
+    if x.ndim() == 0 {
+        panic!("hsplit: needs an array of at least 1 axis, got a 0-d array");
+    }
+    super::split(x, sections, if x.ndim() == 1 { 0 } else { 1 })
+}
+
+/// [`split`](super::split) along the first axis of an array of at least 2 axes (`jnp.vsplit`).
+#[track_caller]
+pub fn vsplit(x: &Array, sections: impl Into<super::Sections>) -> Vec<Array> {
+    if x.ndim() < 2 {
+        panic!("vsplit: needs an array of at least 2 axes, got shape {}", ShapeDisplay(x.shape()));
+    }
+    super::split(x, sections, 0)
+}
+
+/// [`split`](super::split) along the third axis of an array of at least 3 axes (`jnp.dsplit`).
+#[track_caller]
+pub fn dsplit(x: &Array, sections: impl Into<super::Sections>) -> Vec<Array> {
+    if x.ndim() < 3 {
+        panic!("dsplit: needs an array of at least 3 axes, got shape {}", ShapeDisplay(x.shape()));
+    }
+    super::split(x, sections, 2)
+}
+
+/// The slices of `x` along `axis`, each without that axis (`jnp.unstack`).
+#[track_caller]
+pub fn unstack(x: &Array, axis: isize) -> Vec<Array> {
+    if x.ndim() == 0 {
+        panic!("unstack: needs an array of at least 1 axis, got a 0-d array");
+    }
+    let axis = crate::shape::normalize_axis("unstack", axis, x.ndim());
+    let n = x.shape()[axis];
+    super::split(x, n.max(1), axis as isize)
+        .into_iter()
+        .take(n)
+        .map(|part| super::squeeze(&part, axis as isize))
+        .collect()
+}
+
+/// The number of axes of `x` (`jnp.ndim`).
+pub fn ndim(x: &Array) -> usize {
+    x.ndim()
+}
+
+/// The shape of `x` (`jnp.shape`).
+pub fn shape(x: &Array) -> Vec<usize> {
+    x.shape().to_vec()
+}
+
+/// The number of elements of `x` (`jnp.size`).
+pub fn size(x: &Array) -> usize {
+    x.size()
+}

@@ -294,3 +294,15 @@ pub fn eye_dtype(n: usize, m: usize, k: isize, dtype: DType) -> Array {
 pub fn asarray<T: Element>(value: T) -> Array {
     Array::weak_scalar(value)
 }
+
+/// `jnp.empty`: JAX has no uninitialized memory, so this is [`zeros`] (default float).
+#[track_caller]
+pub fn empty(shape: impl AsRef<[usize]>) -> Array {
+    zeros(shape)
+}
+
+/// `jnp.empty_like`: [`zeros_like`].
+#[track_caller]
+pub fn empty_like(x: &Array) -> Array {
+    zeros_like(x)
+}

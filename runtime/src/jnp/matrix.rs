@@ -209,3 +209,45 @@ pub fn meshgrid(xs: &[&Array], indexing: Indexing) -> Vec<Array> {
         })
         .collect()
 }
+
+/// An `n x m` array (`m` defaults to `n`) with ones on and below the `k`-th diagonal and zeros
+/// above (`jnp.tri`), of `dtype` (the default float when `None`).
+#[track_caller]
+pub fn tri(n: usize, m: Option<usize>, k: isize, dtype: Option<crate::DType>) -> Array {
+    let m = m.unwrap_or(n);
+    let rows = super::arange(n).reshape([n, 1]);
+    let cols = super::arange(m).reshape([1, m]);
+    let below = super::less_equal(&cols, super::add(&rows, k as i64));
+    super::astype(&below, dtype.unwrap_or(crate::dtype::DEFAULT_FLOAT))
+}
+
+/// The row and column indices of the lower triangle of an `n x m` matrix, on and below the
+/// `k`-th diagonal, in row-major order (`jnp.tril_indices`).
+#[track_caller]
+pub fn tril_indices(n: usize, k: isize, m: Option<usize>) -> (Array, Array) {
+    let mut ij = super::nonzero(&tri(n, m, k, Some(crate::DType::Bool)), None, None);
+    let j = ij.pop().expect("two axes");
+    (ij.pop().expect("two axes"), j)
+}
+
+/// The row and column indices of the upper triangle of an `n x m` matrix, on and above the
+/// `k`-th diagonal, in row-major order (`jnp.triu_indices`).
+#[track_caller]
+pub fn triu_indices(n: usize, k: isize, m: Option<usize>) -> (Array, Array) {
+    let above = super::logical_not(&tri(n, m, k - 1, Some(crate::DType::Bool)));
+    let mut ij = super::nonzero(&above, None, None);
+    let j = ij.pop().expect("two axes");
+    (ij.pop().expect("two axes"), j)
+}
+
+/// The indices of the main diagonal of an `n x n x ..` array of `ndim` axes
+/// (`jnp.diag_indices`): `ndim` copies of `0..n`.
+pub fn diag_indices(n: usize, ndim: usize) -> Vec<Array> {
+    (0..ndim).map(|_| super::arange(n)).collect()
+}
+
+/// The `n x n` identity matrix of `dtype` (`jnp.identity`).
+#[track_caller]
+pub fn identity(n: usize, dtype: crate::DType) -> Array {
+    super::eye_dtype(n, n, 0, dtype)
+}

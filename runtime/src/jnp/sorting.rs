@@ -1,5 +1,6 @@
 //! Sorting, searching and order statistics, as in `jax.numpy`: [`sort`], [`argsort`],
-//! [`searchsorted`], [`diff`], [`unique_size`], [`median`], [`quantile`] and [`percentile`].
+//! [`searchsorted`], [`diff`], [`unique_size`], [`median`], [`quantile`] and [`percentile`],
+//! and their NaN-skipping forms [`nanmedian`], [`nanquantile`] and [`nanpercentile`].
 //!
 //! Everything orders floats as JAX does: NaNs after `+inf`, `-0.0` equal to `0.0`, and sorts
 //! are stable (equal elements keep their order, also under `descending`). Each function is
@@ -471,4 +472,129 @@ impl Array {
     pub fn argsort(&self) -> Array {
         argsort(self)
     }
+}
+
+/// The median of the elements that are not NaN (`jnp.nanmedian`); NaN where all are.
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let x = jnp::array([1.0f32, f32::NAN, 3.0, 10.0]);
+/// assert_eq!(jnp::nanmedian(&x).item::<f32>().unwrap(), 3.0);
+/// ```
+#[track_caller]
+pub fn nanmedian(x: &Array) -> Array {
+    nanmedian_axes(x, Axes::All, false)
+}
+
+/// [`nanmedian`] over `axes`.
+#[track_caller]
+pub fn nanmedian_axes(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Array {
+    nan_quantile_impl(
+        "nanmedian",
+        x,
+        Array::weak_scalar(0.5f64),
+        axes.into(),
+        keepdims,
+        Method::Midpoint,
+    )
+}
+
+/// The `q`-th quantile of the elements that are not NaN (`jnp.nanquantile`, linear method):
+/// `q` is a scalar or 1-D, its axis first in the result; NaN where all elements are NaN.
+#[track_caller]
+pub fn nanquantile(x: &Array, q: impl ArrayLike) -> Array {
+    nanquantile_axes(x, q, Axes::All, false)
+}
+
+/// [`nanquantile`] over `axes`.
+#[track_caller]
+pub fn nanquantile_axes(
+    x: &Array,
+    q: impl ArrayLike,
+    axes: impl Into<Axes>,
+    keepdims: bool,
+) -> Array {
+    nan_quantile_impl("nanquantile", x, q.into_array(), axes.into(), keepdims, Method::Linear)
+}
+
+/// The `q`-th percentile of the elements that are not NaN (`jnp.nanpercentile`):
+/// [`nanquantile`] at `q / 100`.
+#[track_caller]
+pub fn nanpercentile(x: &Array, q: impl ArrayLike) -> Array {
+    nanpercentile_axes(x, q, Axes::All, false)
+}
+
+/// [`nanpercentile`] over `axes`.
+#[track_caller]
+pub fn nanpercentile_axes(
+    x: &Array,
+    q: impl ArrayLike,
+    axes: impl Into<Axes>,
+    keepdims: bool,
+) -> Array {
+    let p = promote_inexact(&[x.clone(), q.into_array()]);
+    let q = divide(&p[1], 100.0);
+    nan_quantile_impl("nanpercentile", &p[0], q, axes.into(), keepdims, Method::Linear)
+}
+
+/// JAX's quantile with NaNs squashed: each row's position runs over its own count of non-NaN
+/// elements, which sort before the NaNs.
+#[track_caller]
+fn nan_quantile_impl(
+    op: &str,
+    x: &Array,
+    q: Array,
+    axes: Axes,
+    keepdims: bool,
+    method: Method,
+) -> Array {
+    let x = promote_inexact(std::slice::from_ref(x)).pop().expect("one operand");
+    if q.ndim() > 1 {
+        panic!("{op}: q must be a scalar or 1-D, got shape {}", ShapeDisplay(q.shape()));
+    }
+    let qd = if q.is_weak() || !q.dtype().is_float() { x.dtype() } else { q.dtype() };
+    let q = convert(&q, qd, false);
+    let (a, axis, keep_shape) = quantile_layout(op, &x, axes, keepdims);
+    let n = a.shape()[axis];
+    if n == 0 {
+        panic!(
+            "{op}: cannot take a quantile over an empty axis of an array of shape {}",
+            ShapeDisplay(x.shape())
+        );
+    }
+    let a = bind1(&Sort { dimension: axis, num_keys: 1 }, &[&a]);
+    let counts =
+        super::sum_axes(&convert(&super::logical_not(&isnan(&a)), qd, false), axis as isize, true);
+    let last = subtract(&counts, 1.0);
+    let one = |q: &Array| {
+        let pos = multiply(q, &last);
+        let (low, high) = (floor(&pos), ceil(&pos));
+        let high_weight = subtract(&pos, &low);
+        let low_weight = subtract(1.0, &high_weight);
+        let index =
+            |p: &Array| astype(&super::maximum(super::minimum(p, &last), 0.0), index_dtype(n));
+        let read = |p: &Array| super::take_along_axis(&a, &index(p), axis as isize);
+        let (low_value, high_value) = (read(&low), read(&high));
+        let out = match method {
+            Method::Linear => super::add(
+                multiply(astype(&low_value, qd), &low_weight),
+                multiply(astype(&high_value, qd), &high_weight),
+            ),
+            Method::Midpoint => multiply(super::add(&low_value, &high_value), 0.5),
+        };
+        match &keep_shape {
+            Some(shape) if keepdims => out.reshape(shape.clone()),
+            _ if keepdims => out,
+            _ => super::squeeze(&out, axis as isize),
+        }
+    };
+    let out = if q.ndim() == 1 {
+        let each: Vec<Array> = (0..q.shape()[0])
+            .map(|k| one(&q.slice(&[super::SliceElem::Index(k as isize)])))
+            .collect();
+        super::stack(&each, 0)
+    } else {
+        one(&q)
+    };
+    astype(&out, x.dtype())
 }

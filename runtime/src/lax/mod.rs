@@ -13,6 +13,7 @@
 //! and [`sum_pool`]) reduces sliding windows.
 
 mod arith;
+mod associative;
 mod branch;
 mod collective;
 mod conv;
@@ -25,6 +26,7 @@ mod windows;
 pub use crate::primitives::ConvDimensionNumbers;
 pub use crate::transform::ad::custom::stop_gradient;
 pub use arith::{digamma, div, lgamma, rem};
+pub use associative::{associative_scan, cumlogsumexp, cummax, cummin, cumprod, cumsum};
 pub use branch::{cond, select, switch};
 pub use collective::{
     all_gather, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter, AxisNames,

@@ -9,7 +9,7 @@ use std::convert::identity as same;
 
 use half::{bf16, f16};
 
-use super::binary::Scalar;
+use super::binary::{BinaryOp, Scalar};
 use super::{bind1, expect_arity, tuple, Aval, Fusion, Primitive};
 use super::{BroadcastInDim, Pad, Transpose};
 use crate::array::{Array, Buffer};
@@ -551,7 +551,11 @@ impl Primitive for Cumulative {
                 let t = tangents[0].as_ref().expect("jvp rules run with a nonzero tangent");
                 Ok((vec![bind1(self, &[x])], vec![Some(cumprod_tangent(self, x, t))]))
             }
-            _ => Err(format!("the derivative of {} is not implemented", self.name())),
+            CumOp::Max | CumOp::Min => {
+                let x = &primals[0];
+                let t = tangents[0].as_ref().expect("jvp rules run with a nonzero tangent");
+                Ok((vec![bind1(self, &[x])], vec![Some(cumextreme_tangent(self, x, t))]))
+            }
         }
     }
 
@@ -569,26 +573,57 @@ impl Primitive for Cumulative {
 /// differentiates). It is built from `mul`, `add` and `pad` alone, so it can be differentiated
 /// again (which the tangent of `reduce_prod` relies on).
 fn cumprod_tangent(scan: &Cumulative, x: &Array, t: &Array) -> Array {
-    let (rank, axis) = (x.ndim(), scan.axis);
-    let n = x.shape()[axis];
+    let n = x.shape()[scan.axis];
     let one = ops::scalar(x, 1.0).with_weak_type(false);
     let zero = ops::scalar(x, 0.0).with_weak_type(false);
-    // `a` moved `d` places along the scan, the vacated places holding `fill`.
-    let shift = |a: &Array, d: usize, fill: &Array| {
-        let (mut low, mut high) = (vec![0i64; rank], vec![0i64; rank]);
-        let d = d as i64;
-        (low[axis], high[axis]) = if scan.reverse { (-d, d) } else { (d, -d) };
-        bind1(&Pad { low, high, interior: vec![0; rank] }, &[a, fill])
-    };
     let (mut p, mut tp) = (x.clone(), t.clone());
     let mut d = 1;
     while d < n {
-        let (ps, ts) = (shift(&p, d, &one), shift(&tp, d, &zero));
+        let (ps, ts) = (shifted(scan, &p, d, &one), shifted(scan, &tp, d, &zero));
         tp = ops::add(&ops::mul(&tp, &ps), &ops::mul(&p, &ts));
         p = ops::mul(&p, &ps);
         d *= 2;
     }
     tp
+}
+
+/// The tangent of a running maximum or minimum: the scan of [`cumprod_tangent`] with each
+/// step combined by the jvp of `max`/`min`, which JAX gives wholly to the operand equal to the
+/// result, and half to each of two tied operands.
+fn cumextreme_tangent(scan: &Cumulative, x: &Array, t: &Array) -> Array {
+    let n = x.shape()[scan.axis];
+    let (op, identity) = match scan.op {
+        CumOp::Max => (BinaryOp::Max, f64::NEG_INFINITY),
+        _ => (BinaryOp::Min, f64::INFINITY),
+    };
+    let full = |v: f64| ops::broadcast_to(&ops::scalar(x, v).with_weak_type(false), x.shape());
+    let (one, half, zero) = (full(1.0), full(0.5), full(0.0));
+    let identity = ops::scalar(x, identity).with_weak_type(false);
+    let no_tangent = ops::scalar(x, 0.0).with_weak_type(false);
+    // The share of the result's tangent that comes from `a`, combined with `b` into `ans`.
+    let share = |a: &Array, b: &Array, ans: &Array| {
+        ops::select(&ops::eq(a, ans), &ops::select(&ops::eq(b, ans), &half, &one), &zero)
+    };
+    let (mut p, mut tp) = (x.clone(), t.clone());
+    let mut d = 1;
+    while d < n {
+        let (ps, ts) = (shifted(scan, &p, d, &identity), shifted(scan, &tp, d, &no_tangent));
+        let ans = ops::binary(op, &ps, &p);
+        tp = ops::add(&ops::mul(&ts, &share(&ps, &p, &ans)), &ops::mul(&tp, &share(&p, &ps, &ans)));
+        p = ans;
+        d *= 2;
+    }
+    tp
+}
+
+/// `a` moved `d` places along the scan's axis (in its direction), the vacated places holding
+/// `fill`.
+fn shifted(scan: &Cumulative, a: &Array, d: usize, fill: &Array) -> Array {
+    let rank = a.ndim();
+    let (mut low, mut high) = (vec![0i64; rank], vec![0i64; rank]);
+    let d = d as i64;
+    (low[scan.axis], high[scan.axis]) = if scan.reverse { (-d, d) } else { (d, -d) };
+    bind1(&Pad { low, high, interior: vec![0; rank] }, &[a, fill])
 }
 
 /// Scans numbers through accumulators of type `A`, converting each output back with `store`.

@@ -41,23 +41,34 @@
 //! (remainders, arg-maxes, gathers, and sorts by random keys with the `sort` and `top_k`
 //! primitives), so they trace under `#[jit]`, `vmap` and `lax::scan` too.
 //!
+//! The rejection samplers are `lax::while_loop`s as in JAX: [`gamma`] (and [`beta`],
+//! [`dirichlet`], [`t`], [`chisquare`], [`f`], [`generalized_normal`] and [`ball`], built on
+//! it), [`poisson`] and [`binomial`]; [`multinomial`] is a `lax::scan` of binomials. The
+//! linear-algebra samplers [`multivariate_normal`] and [`orthogonal`] factor matrices with
+//! `jnp::linalg`. All of them take traced parameters, so they run under `#[jit]`, `vmap` over
+//! keys and inside `lax::scan` bodies.
+//!
 //! Weight initializers in the style of `jax.nn.initializers` are in [`init`].
 
 mod continuous;
+mod counts;
 mod discrete;
 mod families;
 mod from_gamma;
 mod gamma;
 pub mod init;
 mod key;
+mod linear;
 mod seed;
 
 pub use continuous::*;
+pub use counts::*;
 pub use discrete::*;
 pub use families::*;
 pub use from_gamma::*;
 pub use gamma::*;
 pub use key::{Key, KeyIter};
+pub use linear::*;
 pub use seed::Seed;
 
 use crate::array::Array;

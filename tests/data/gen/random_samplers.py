@@ -55,6 +55,18 @@ CASES = [
     ("generalized_normal", "default", "[random.generalized_normal(K(0), 1.5, (100,)), V(lambda k: random.generalized_normal(k, 3.0, (4,)), 1)]"),
     ("ball", "default", "[random.ball(K(0), 3, 2, (20,)), random.ball(K(1), 4, 1.5, (5,)), V(lambda k: random.ball(k, 2, 2, (2,)), 1)]"),
     ("gamma_f64", "x64", "[random.gamma(K(0), 2.5, (50,)), random.loggamma(K(0), 0.3, (50,)), random.beta(K(1), 2.0, 3.0, (20,))]"),
+    # Counts: poisson (Knuth below rate 10, transformed rejection above), binomial (inversion
+    # below n * min(p, 1 - p) = 10, BTRS above) and multinomial (a scan of binomials).
+    ("poisson", "default", "[random.poisson(K(0), 3.0, (200,)), random.poisson(K(2), jnp.array([0.0, 0.5, 4.0, 9.9, 10.0, 25.0, 1000.0]), (2, 7)), V(lambda k: random.poisson(k, jnp.array([2.0, 15.0, 0.0, 7.0]), (4,)), 1)]"),
+    ("binomial", "default", "[random.binomial(K(0), 20.0, 0.3, (200,)), random.binomial(K(2), jnp.array([5.0, 50.0, 100.0, 1000.0, 7.0]), jnp.array([0.1, 0.5, 0.9, 0.3, 0.0]), (2, 5)), random.binomial(K(4), jnp.array([3.0, -1.0, jnp.inf, 10.0, 2.5, 8.0]), jnp.array([jnp.nan, 0.5, 0.5, 1.5, 0.5, 1.0]), (6,)), V(lambda k: random.binomial(k, jnp.array([10.0, 40.0]), 0.6, (2, 2)), 1)]"),
+    ("multinomial", "default", "[random.multinomial(K(0), 100.0, jnp.array([0.2, 0.3, 0.5]), shape=(4, 3)), random.multinomial(K(2), jnp.array([10.0, 1000.0]), jnp.array([[0.1, 0.2, 0.7], [0.25, 0.25, 0.5]])), V(lambda k: random.multinomial(k, 20.0, jnp.array([0.5, 0.25, 0.25])), 1)]"),
+    # Linear-algebra samplers: the factor of the covariance by each method, and QR of a normal
+    # matrix with the signs of R's diagonal moved into Q.
+    ("multivariate_normal", "default", "[random.multivariate_normal(K(0), jnp.array([1.0, -2.0, 0.5]), jnp.array([[2.0, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]]), (5,)), random.multivariate_normal(K(2), jnp.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]]), jnp.array([[2.0, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]])), random.multivariate_normal(K(1), jnp.array([1.0, -2.0, 0.5]), jnp.stack([jnp.array([[2.0, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]]), 2.0 * jnp.array([[2.0, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]])])), V(lambda k: random.multivariate_normal(k, jnp.zeros(2), jnp.array([[1.0, 0.3], [0.3, 0.5]])), 1)]"),
+    ("multivariate_normal_eigh", "default", "[random.multivariate_normal(K(0), jnp.array([1.0, -2.0, 0.5]), jnp.array([[2.0, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]]), (5,), method='eigh'), random.multivariate_normal(K(0), jnp.array([1.0, -2.0, 0.5]), jnp.array([[2.0, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]]), (5,), method='svd')]"),
+    ("multivariate_normal_grad", "default", "jax.grad(lambda m, c: (random.multivariate_normal(K(3), m, c, (4,)) * jnp.arange(1.0, 13.0).reshape(4, 3)).sum(), argnums=(0, 1))(jnp.array([1.0, -2.0, 0.5]), jnp.array([[2.0, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]]))"),
+    ("orthogonal", "default", "[random.orthogonal(K(0), 3), random.orthogonal(K(1), 4, (2,)), V(lambda k: random.orthogonal(k, 2), 1)]"),
+    ("counts_f64", "x64", "[random.poisson(K(0), 30.0, (50,)), random.binomial(K(0), 40.0, 0.3, (50,)), random.multinomial(K(1), 50.0, jnp.array([0.2, 0.3, 0.5])), random.multivariate_normal(K(0), jnp.array([1.0, -2.0, 0.5]), jnp.array([[2.0, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]]), (5,)), random.orthogonal(K(0), 3)]"),
 ]
 
 

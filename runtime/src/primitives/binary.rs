@@ -427,20 +427,26 @@ macro_rules! float_scalar {
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
             #[inline(always)] fn div(self, o: Self) -> Self { self / o }
-            // The C math library's `fmod` and `pow` compute in software, out of the reach of
-            // XLA's float modes: they are applied to the operands and results here.
-            #[inline(always)] fn rem(self, o: Self) -> Self { flushed(flushed(self) % flushed(o)) }
-            #[inline(always)] fn pow(self, o: Self) -> Self { flushed(flushed(self).powf(flushed(o))) }
-            // NaN propagates through max/min, as in XLA; between equal operands (+0 and -0
-            // included) the first is kept. Written as one select on non-short-circuit
-            // conditions, which the compiler vectorizes (branches on the NaN tests kept
-            // reductions and elementwise max scalar).
-            // A select passes a subnormal operand through where XLA's `max` gives the zero it
-            // counts as: the result is flushed.
-            #[inline(always)] fn max(self, o: Self) -> Self { flushed(if !self.is_nan() & (o.is_nan() | (o > self)) { o } else { self }) }
-            #[inline(always)] fn min(self, o: Self) -> Self { flushed(if !self.is_nan() & (o.is_nan() | (o < self)) { o } else { self }) }
-            #[inline(always)] fn atan2(self, o: Self) -> Self { flushed($t::atan2(flushed(self), flushed(o))) }
-            #[inline(always)] fn next_after(self, o: Self) -> Self { next_after(self as f64, o as f64, self.to_bits() as u64, <$t as FloatBits>::BITS) as $t }
+            // XLA's `fmod` counts a subnormal divisor as zero but keeps a subnormal dividend
+            // and result (it computes on the bits, as the C library does).
+            #[inline(always)] fn rem(self, o: Self) -> Self { self % flushed(o) }
+            #[inline(always)] fn pow(self, o: Self) -> Self { self.xla_pow(o) }
+            // NaN propagates through max/min, as in XLA. Subnormal operands count as zeros of
+            // their sign, and between equal operands +0 is larger than -0 (XLA's `max` and
+            // `min` are IEEE's `maximum` and `minimum` under its float modes).
+            #[inline(always)] fn max(self, o: Self) -> Self {
+                let (a, b) = (flushed(self), flushed(o));
+                let pick = if a == b { $t::from_bits(a.to_bits() & b.to_bits()) } else if b > a { b } else { a };
+                if a.is_nan() { a } else if b.is_nan() { b } else { pick }
+            }
+            #[inline(always)] fn min(self, o: Self) -> Self {
+                let (a, b) = (flushed(self), flushed(o));
+                let pick = if a == b { $t::from_bits(a.to_bits() | b.to_bits()) } else if b < a { b } else { a };
+                if a.is_nan() { a } else if b.is_nan() { b } else { pick }
+            }
+            // The C library's `atan2` under the modes gives XLA's results, subnormals included.
+            #[inline(always)] fn atan2(self, o: Self) -> Self { $t::atan2(self, o) }
+            #[inline(always)] fn next_after(self, o: Self) -> Self { self.xla_next_after(o) }
             #[inline(always)] fn and(self, _: Self) -> Self { unreachable!() }
             #[inline(always)] fn or(self, _: Self) -> Self { unreachable!() }
             #[inline(always)] fn xor(self, _: Self) -> Self { unreachable!() }
@@ -469,60 +475,77 @@ fn flushed<T: FloatBits>(x: T) -> T {
     x.flushed()
 }
 
-/// Bit widths of the float types, for `next_after`.
+/// The float types' bits, for the operations XLA computes on them.
 trait FloatBits: Copy {
-    const BITS: u32;
     /// See [`flushed`].
     fn flushed(self) -> Self;
-}
-impl FloatBits for f32 {
-    const BITS: u32 = 32;
-    #[inline(always)]
-    fn flushed(self) -> Self {
-        let bits = self.to_bits();
-        if bits & 0x7f80_0000 == 0 {
-            f32::from_bits(bits & 0x8000_0000)
-        } else {
-            self
-        }
-    }
-}
-impl FloatBits for f64 {
-    const BITS: u32 = 64;
-    #[inline(always)]
-    fn flushed(self) -> Self {
-        let bits = self.to_bits();
-        if bits & 0x7ff0_0000_0000_0000 == 0 {
-            f64::from_bits(bits & 0x8000_0000_0000_0000)
-        } else {
-            self
-        }
-    }
+    /// `nextafter` as XLA computes it: `y` where `x == y` (a comparison that counts
+    /// subnormals as zeros), else a step of `x`'s bits towards `y`.
+    fn xla_next_after(self, y: Self) -> Self;
+    /// `pow` under XLA's float modes: a subnormal base has the logarithm of half the smallest
+    /// subnormal (`pow(1e-40, 0.5)` is `2^-75` in `float32`), a subnormal exponent is not a
+    /// whole number, and a subnormal result flushes.
+    fn xla_pow(self, y: Self) -> Self;
 }
 
-/// The next representable value after `x` towards `y`, in a float type of `bits` width whose
-/// bit pattern for `x` is `x_bits`. Computed on bit patterns so it is exact for f32 and f64.
-fn next_after(x: f64, y: f64, x_bits: u64, bits: u32) -> f64 {
-    let from_bits = |b: u64| {
-        if bits == 32 {
-            f32::from_bits(b as u32) as f64
-        } else {
-            f64::from_bits(b)
+macro_rules! float_bits {
+    ($($t:ident: $bits:ident, $log2_half_tiniest:expr);*) => {$(
+        impl FloatBits for $t {
+            #[inline(always)]
+            fn flushed(self) -> Self {
+                let bits = self.to_bits();
+                if bits & $t::INFINITY.to_bits() == 0 {
+                    $t::from_bits(bits & (-0.0 as $t).to_bits())
+                } else {
+                    self
+                }
+            }
+
+            #[inline(always)]
+            fn xla_next_after(self, y: Self) -> Self {
+                const SIGN: $bits = 1 << ($bits::BITS - 1);
+                if self.is_nan() || y.is_nan() {
+                    return $t::NAN;
+                }
+                if self.flushed() == y.flushed() {
+                    return y;
+                }
+                let (x_bits, y_bits) = (self.to_bits(), y.to_bits());
+                let (x_mag, y_mag) = (x_bits & !SIGN, y_bits & !SIGN);
+                if x_mag == 0 {
+                    return $t::from_bits((y_bits & SIGN) | 1);
+                }
+                let down = (x_bits & SIGN) != (y_bits & SIGN) || x_mag > y_mag;
+                $t::from_bits(if down { x_bits - 1 } else { x_bits + 1 })
+            }
+
+            // `y as f64` and `as $t` are casts between f64s for `f64`.
+            #[allow(clippy::unnecessary_cast)]
+            fn xla_pow(self, y: Self) -> Self {
+                let subnormal = |v: $t| v.flushed().to_bits() != v.to_bits();
+                if !subnormal(self) {
+                    return self.powf(y).flushed();
+                }
+                let whole = |v: $t| !subnormal(v) && v.trunc() == v;
+                let magnitude = (($log2_half_tiniest) * (y as f64)).exp2() as $t;
+                let r = if y.is_nan() {
+                    $t::NAN
+                } else if self.is_sign_positive() {
+                    magnitude
+                } else if !whole(y) {
+                    $t::NAN
+                } else if whole(y * 0.5) {
+                    magnitude
+                } else {
+                    -magnitude
+                };
+                r.flushed()
+            }
         }
-    };
-    if x.is_nan() || y.is_nan() {
-        return f64::NAN;
-    }
-    if x == y {
-        return y;
-    }
-    if x == 0.0 {
-        let tiny = from_bits(1);
-        return if y > 0.0 { tiny } else { -tiny };
-    }
-    let away_from_zero = (y > x) == (x > 0.0);
-    from_bits(if away_from_zero { x_bits + 1 } else { x_bits - 1 })
+    )*};
 }
+
+float_bits!(f32: u32, -150.0; f64: u64, -1075.0);
 
 float_scalar!(f32, f64);
 

@@ -524,17 +524,17 @@ fn float_op<T: Real>(op: UnaryOp, v: &[T]) -> Buffer {
         Exp2 => f!(xla(T::exp2)),
         Log => f!(T::ln),
         Log1p => f!(T::ln_1p),
-        Expm1 => f!(xla(T::exp_m1)),
+        Expm1 => f!(T::exp_m1),
         Sqrt => f!(T::sqrt),
         Rsqrt => f!(|x| T::one() / x.sqrt()),
         Cbrt => f!(xla(T::cbrt)),
         Reciprocal => f!(|x| T::one() / x),
-        Sin => f!(xla(T::sin)),
+        Sin => f!(T::sin),
         Cos => f!(xla(T::cos)),
-        Tan => f!(xla(T::tan)),
-        Asin => f!(xla(T::asin)),
+        Tan => f!(T::tan),
+        Asin => f!(T::asin),
         Acos => f!(xla(T::acos)),
-        Atan => f!(xla(T::atan)),
+        Atan => f!(T::atan),
         Sinh => f!(xla(T::sinh)),
         Cosh => f!(xla(T::cosh)),
         Tanh => f!(T::tanh),
@@ -583,7 +583,7 @@ pub(crate) fn float_op_into<T: Real>(op: UnaryOp, src: &[T], dst: &mut [T]) {
         Sqrt => f!(T::sqrt),
         Rsqrt => f!(|x: T| T::one() / x.sqrt()),
         Reciprocal => f!(|x: T| T::one() / x),
-        Sin => f!(xla(T::sin)),
+        Sin => f!(T::sin),
         Cos => f!(xla(T::cos)),
         Tanh => f!(T::tanh),
         Logistic => f!(T::logistic),
@@ -696,13 +696,15 @@ macro_rules! real {
             }
             #[inline(always)]
             fn sign(self) -> Self {
-                // NumPy's sign: 0 at +-0, NaN at NaN.
-                if self > 0.0 {
+                // NumPy's sign: 0 at +-0, NaN at NaN; a subnormal counts as a zero of its
+                // sign, as under XLA's float modes.
+                let x = self.flushed();
+                if x > 0.0 {
                     1.0
-                } else if self < 0.0 {
+                } else if x < 0.0 {
                     -1.0
                 } else {
-                    self
+                    x
                 }
             }
             #[inline(always)]
@@ -715,7 +717,8 @@ macro_rules! real {
             }
             #[inline(always)]
             fn ln(self) -> Self {
-                $ln(self)
+                // A subnormal counts as zero (the C library's f64 `log` computes it on its bits).
+                $ln(self.flushed())
             }
             #[inline(always)]
             fn ln_1p(self) -> Self {
@@ -723,6 +726,11 @@ macro_rules! real {
             }
             #[inline(always)]
             fn exp_m1(self) -> Self {
+                // XLA's `expm1` returns a tiny `x` as it is, subnormals too (its select passes
+                // the bits through the float modes).
+                if self.flushed().to_bits() != self.to_bits() {
+                    return self;
+                }
                 $t::exp_m1(self)
             }
             #[inline(always)]
@@ -735,6 +743,10 @@ macro_rules! real {
             }
             #[inline(always)]
             fn sin(self) -> Self {
+                // A subnormal is returned as it is, as by XLA's `sin`.
+                if self.flushed().to_bits() != self.to_bits() {
+                    return self;
+                }
                 $t::sin(self)
             }
             #[inline(always)]
@@ -743,10 +755,19 @@ macro_rules! real {
             }
             #[inline(always)]
             fn tan(self) -> Self {
+                // A subnormal is returned as it is, as by XLA's `tan`.
+                if self.flushed().to_bits() != self.to_bits() {
+                    return self;
+                }
                 $t::tan(self)
             }
             #[inline(always)]
             fn asin(self) -> Self {
+                // XLA computes `2 atan2(x, 1 + sqrt(1 - x^2))`, whose `x / 2` flushes below
+                // twice the smallest normal number: a zero of `x`'s sign there.
+                if self.abs() < 2.0 * $t::MIN_POSITIVE {
+                    return $t::from_bits(self.to_bits() & (-0.0 as $t).to_bits());
+                }
                 $t::asin(self)
             }
             #[inline(always)]
@@ -755,6 +776,10 @@ macro_rules! real {
             }
             #[inline(always)]
             fn atan(self) -> Self {
+                // A subnormal is returned as it is, as by XLA's `atan`.
+                if self.flushed().to_bits() != self.to_bits() {
+                    return self;
+                }
                 $t::atan(self)
             }
             #[inline(always)]

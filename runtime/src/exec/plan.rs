@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::cpu::float_mode::FlushDenormals;
+use super::cpu::float_mode;
 use super::cpu::{alloc, fused, parts};
 use super::fusion::{self, Step};
 use super::schedule;
@@ -211,7 +211,7 @@ impl Plan {
 
     fn run_here(&self, args: impl IntoIterator<Item = Array>, results: &mut Vec<Array>) {
         // The plan computes as XLA does on CPU, flushing subnormals (see `float_mode`).
-        let _modes = FlushDenormals::new();
+        let _modes = float_mode::guard();
         let p = &self.program;
         let Scratch { mut env, mut group_inputs, mut group_results } = SCRATCH.take();
         env.resize(p.avals.len(), None);

@@ -15,6 +15,16 @@
 //!   [`parts::for_each`](super::parts::for_each). These threads are the user's rayon pool,
 //!   shared with code outside rjax, so the modes are set per task rather than per thread.
 //!
+//! rayon's global pool is started before the first guard is taken (when a thread outside any
+//! pool first computes): a thread starts with the modes of the thread that spawns it, and the
+//! pool's threads must keep the IEEE behaviour between rjax's tasks.
+//!
+//! Not covered: the threads that gemm (large matrix products, convolutions) and faer
+//! (factorizations and the other `linalg` kernels) hand their own parallel work to. When such a
+//! kernel splits one product or one factorization over rayon's threads, the pieces it runs
+//! there compute without the modes and may keep subnormal results and operands; their
+//! single-threaded work, on the guarded calling thread, flushes.
+//!
 //! Constant folding while tracing (`transform::simplify`) runs unguarded, as XLA's HLO
 //! evaluator folds constants without the modes: a computation on constants alone keeps its
 //! subnormal results under `jax.jit` too. Conversions done in Rust rather than by a primitive
@@ -24,15 +34,16 @@
 //! in `float32`). `astype` is a computation and flushes, as XLA's `convert` does.
 //!
 //! The modes are the x86-64 MXCSR bits FTZ (15) and DAZ (6), and on AArch64 FPCR.FZ (bit 24),
-//! which does both; elsewhere the guard does nothing. Taking it costs two reads of the control
-//! register and, on a thread without the modes, two writes: a few nanoseconds per eager
-//! operation, nothing next to dispatching it.
+//! which does both; elsewhere the guard does nothing. Taking it reads the control register
+//! once, and writes it (and again when dropped) only on a thread without the modes: a few
+//! nanoseconds per eager operation, nothing next to dispatching it.
 //!
 //! GPUs are outside this: the wgpu and CUDA backends' kernels follow the device's own rules
 //! for subnormals (WGSL lets an implementation flush them; most GPUs may flush `f32` results,
 //! as under XLA on GPUs).
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::iter::{MapInit, ParallelIterator};
 
@@ -102,11 +113,27 @@ pub fn flushes_denormals() -> bool {
     arch::MODES != 0 && arch::read() & arch::MODES == arch::MODES
 }
 
-/// Runs `f` with the modes set on this thread.
+/// Runs `f` with the modes set on this thread (see [`guard`]).
 #[inline]
 pub(crate) fn flushing<R>(f: impl FnOnce() -> R) -> R {
-    let _modes = FlushDenormals::new();
+    let _modes = guard();
     f()
+}
+
+/// [`FlushDenormals`] for an operation or a plan about to compute on this thread, once rayon's
+/// global pool has started: a thread outside any pool that computes in parallel uses the
+/// global pool, and the pool's threads would otherwise start with the modes of the guarded
+/// thread that happened to start it, and keep them.
+#[inline]
+pub(crate) fn guard() -> FlushDenormals {
+    /// Set once the global pool is known to have started.
+    static POOL_STARTED: AtomicBool = AtomicBool::new(false);
+    if !POOL_STARTED.load(Ordering::Relaxed) && rayon::current_thread_index().is_none() {
+        // Starts the global pool, from this thread before it sets the modes.
+        let _ = rayon::current_num_threads();
+        POOL_STARTED.store(true, Ordering::Relaxed);
+    }
+    FlushDenormals::new()
 }
 
 /// Runs `f` with the modes cleared on this thread (IEEE subnormals), restoring them after:

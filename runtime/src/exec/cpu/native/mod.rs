@@ -336,7 +336,11 @@ impl Shape {
         if pointers > POINTER_REGISTERS.len() {
             return None;
         }
-        let mut constants = Vec::new();
+        // A `max` or `min` fold combines with the binary op's code, which needs its constant.
+        let mut constants = match fold {
+            Some((ReduceOp::Max | ReduceOp::Min, _)) => vec![Constant::One],
+            _ => Vec::new(),
+        };
         let mut last_use = HashMap::new();
         for (j, op) in group.ops.iter().enumerate() {
             let constant = constant_of(op.slice?, width)?;
@@ -357,7 +361,9 @@ fn constant_of(op: SliceOp, width: Width) -> Option<Option<Constant>> {
     use BinaryOp::{Add, Div, Max, Min, Mul, Sub};
     use UnaryOp::{Abs, Neg, Reciprocal, Rsqrt, Sqrt, Square};
     match op {
-        SliceOp::Binary(Add | Sub | Mul | Div | Max | Min) => Some(None),
+        SliceOp::Binary(Add | Sub | Mul | Div) => Some(None),
+        // `max` and `min` flush what they pick by multiplying it by 1.
+        SliceOp::Binary(Max | Min) => Some(Some(Constant::One)),
         SliceOp::Unary(Square | Sqrt) => Some(None),
         SliceOp::Unary(Neg) => Some(Some(Constant::SignBit)),
         SliceOp::Unary(Abs) => Some(Some(Constant::AllButSign)),
@@ -740,15 +746,34 @@ impl<'a> Emitter<'a> {
                 if f32 { a.$ps($($arg),*)? } else { a.$pd($($arg),*)? }
             };
         }
+        if let SliceOp::Binary(extreme @ (Max | Min)) = op {
+            // As the scalar functions: NaN wins, a subnormal counts as the zero of its sign
+            // (the loops run under the denormals-are-zero mode), and -0 is below +0.
+            const EQUAL: i32 = 0x00;
+            let (x, y) = (xs[0], xs[1]);
+            // The lanes where the operands are equal, read first: `d` may be `x`.
+            pick!(vcmpps, vcmppd, k1, x, y, EQUAL);
+            // `y > x ? y : x` (`y < x ? y : x`), which is `x` where either is NaN or they are
+            // equal (zeros and subnormals included).
+            match extreme {
+                Max => pick!(vmaxps, vmaxpd, d, y, x),
+                _ => pick!(vminps, vminpd, d, y, x),
+            }
+            // Between equal operands the AND (OR) of their bits: +0 over -0 (-0 over +0); equal
+            // normal numbers have the same bits.
+            match extreme {
+                Max => pick!(vpandd, vpandq, d.k1(), d, y),
+                _ => pick!(vpord, vporq, d.k1(), d, y),
+            }
+            // A subnormal picked, or left by the AND (OR), becomes the zero of its sign.
+            pick!(vmulps, vmulpd, d, d, c());
+            return self.take_where_nan(d, y);
+        }
         match op {
             SliceOp::Binary(Add) => pick!(vaddps, vaddpd, d, xs[0], xs[1]),
             SliceOp::Binary(Sub) => pick!(vsubps, vsubpd, d, xs[0], xs[1]),
             SliceOp::Binary(Mul) => pick!(vmulps, vmulpd, d, xs[0], xs[1]),
             SliceOp::Binary(Div) => pick!(vdivps, vdivpd, d, xs[0], xs[1]),
-            // `max(a, b)` is `b` where `b > a` or `b` is NaN, else `a`. `vmaxps d, b, a` gives
-            // `b > a ? b : a` (so `a` where either is NaN); then `b` where `b` is NaN.
-            SliceOp::Binary(Max) => pick!(vmaxps, vmaxpd, d, xs[1], xs[0]),
-            SliceOp::Binary(Min) => pick!(vminps, vminpd, d, xs[1], xs[0]),
             SliceOp::Unary(Square) => pick!(vmulps, vmulpd, d, xs[0], xs[0]),
             SliceOp::Unary(Sqrt) => pick!(vsqrtps, vsqrtpd, d, xs[0]),
             SliceOp::Unary(Neg) => pick!(vpxord, vpxorq, d, xs[0], c()),
@@ -759,9 +784,6 @@ impl<'a> Emitter<'a> {
                 pick!(vdivps, vdivpd, d, c(), d);
             }
             _ => unreachable!("checked in Shape::of"),
-        }
-        if matches!(op, SliceOp::Binary(Max | Min)) {
-            self.take_where_nan(d, xs[1])?;
         }
         Ok(())
     }

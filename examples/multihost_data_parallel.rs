@@ -69,9 +69,10 @@ fn local_shard(x: &Array, process: usize, processes: usize, local: usize) -> Arr
     mine.reshape(shape)
 }
 
-/// The sum of every parameter (summed in f32 on the device, added in f64 here).
+/// The sum of every parameter, in f64.
 fn checksum(params: &Params) -> f64 {
-    tree::leaves(params).iter().map(|p| p.sum().item::<f32>().unwrap() as f64).sum()
+    let values = |p: &Array| p.to_vec::<f32>().unwrap();
+    tree::leaves(params).iter().flat_map(values).map(f64::from).sum()
 }
 
 fn main() {

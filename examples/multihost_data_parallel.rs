@@ -71,7 +71,8 @@ fn local_shard(x: &Array, process: usize, processes: usize, local: usize) -> Arr
 
 /// The sum of every parameter, in f64.
 fn checksum(params: &Params) -> f64 {
-    tree::leaves(params).iter().map(|p| p.astype(DType::F64).sum().item::<f64>().unwrap()).sum()
+    let values = |p: &Array| p.to_vec::<f32>().unwrap();
+    tree::leaves(params).iter().flat_map(values).map(f64::from).sum()
 }
 
 fn main() {

@@ -164,6 +164,7 @@ fn check2(label: &str, f: impl Fn(&Array) -> Array, x: &Array, rng: &mut Rng) {
 #[test]
 #[should_panic(expected = "jvp")]
 fn checker_catches_wrong_derivatives() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(0);
     let x = rng.array(&[3], POS);
     check2("rounded identity", |x| (x * 1e12).round() / 1e12, &x, &mut rng);
@@ -178,6 +179,7 @@ const UNIT: Bands = &[(-0.8, 0.8)];
 
 #[test]
 fn unary_ops() {
+    let _x64 = rjax::config::x64_scope(true);
     type Op = fn(&Array) -> Array;
     let cases: Vec<(&str, Op, Bands)> = vec![
         ("neg", |x| x.neg(), ANY),
@@ -233,6 +235,7 @@ fn unary_ops() {
 
 #[test]
 fn unary_compositions() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(2);
     let x = rng.array(&[3, 2], &[(0.4, 1.5)]);
     check2("tanh(exp(x)) * log(x)", |x| x.exp().tanh() * x.log(), &x, &mut rng);
@@ -299,6 +302,7 @@ fn off_integer(a: f64, b: f64) -> bool {
 
 #[test]
 fn binary_ops() {
+    let _x64 = rjax::config::x64_scope(true);
     let shape_pairs: [(&[usize], &[usize]); 4] =
         [(&[2, 3], &[2, 3]), (&[3, 1], &[1, 4]), (&[2, 3], &[]), (&[4], &[2, 1])];
     type Case = (&'static str, BinOp, Bands, Bands, fn(f64, f64) -> bool);
@@ -327,6 +331,7 @@ fn binary_ops() {
 
 #[test]
 fn binary_with_scalars() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(4);
     let x = rng.array(&[2, 3], POS);
     check2("x + 2", |x| x + 2.0, &x, &mut rng);
@@ -343,6 +348,7 @@ fn binary_with_scalars() {
 
 #[test]
 fn select_where() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(5);
     let x = rng.array(&[3, 4], &[(-2.0, 0.2), (0.4, 2.0)]);
     check2(
@@ -371,6 +377,7 @@ fn grad_at(f: impl FnOnce(&Array) -> Array, x: &[f64]) -> Vec<f64> {
 
 #[test]
 fn kinks_follow_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     // d|x|/dx at 0 is 1 (select(x >= 0, g, -g)).
     assert_eq!(grad_at(|x| x.abs(), &[0.0, -1.0, 2.0]), vec![1.0, -1.0, 1.0]);
     // maximum / minimum split ties equally.
@@ -407,6 +414,7 @@ fn kinks_follow_jax() {
 
 #[test]
 fn reductions() {
+    let _x64 = rjax::config::x64_scope(true);
     type Op = fn(&Array) -> Array;
     let cases: Vec<(&str, Op)> = vec![
         ("sum", jnp::sum),
@@ -466,6 +474,7 @@ fn reductions() {
 
 #[test]
 fn shape_ops() {
+    let _x64 = rjax::config::x64_scope(true);
     type Op = fn(&Array) -> Array;
     let cases: Vec<(&str, Op)> = vec![
         ("reshape", |x| x.reshape([4, -1])),
@@ -521,6 +530,7 @@ fn shape_ops() {
 
 #[test]
 fn indexing() {
+    let _x64 = rjax::config::x64_scope(true);
     type Op = Box<dyn Fn(&Array) -> Array>;
     let idx = jnp::array([2i32, 0, 2, -1]);
     let idx2 = Array::from_shape_vec([2, 2], vec![1i64, 3, 3, 0]);
@@ -635,6 +645,7 @@ fn indexing() {
 
 #[test]
 fn linalg() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(9);
     let a = rng.array(&[3, 4], ANY);
     let b = rng.array(&[4, 2], ANY);
@@ -691,6 +702,7 @@ fn linalg() {
 
 #[test]
 fn jacobians_match_numerical() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(10);
     let x = rng.array(&[3], ANY);
     let f = |x: &Array| jnp::concatenate(&[x.sin() * x.sum(), x.slice(s![0..2]).exp()], 0);
@@ -722,6 +734,7 @@ fn jacobians_match_numerical() {
 
 #[test]
 fn cond_both_modes() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(11);
     let f = |x: &Array| {
         lax::cond(x.sum().gt(0.0), |x: Array| x.sin() * 2.0, |x: Array| x.cos() * &x, x.clone())
@@ -748,6 +761,7 @@ fn cond_both_modes() {
 
 #[test]
 fn switch_both_modes() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(13);
     let f = |x: &Array| {
         let i = x.sum().floor().astype(DType::I32);
@@ -767,6 +781,7 @@ fn switch_both_modes() {
 /// counter in its carry, `map`, and `fori_loop` with static bounds.
 #[test]
 fn scan_both_modes() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(14);
     let w = rng.array(&[3, 3], ANY);
     let cell = |x: &Array| {
@@ -828,6 +843,7 @@ fn check_forward(label: &str, f: Fun, x: &Array, rng: &mut Rng) {
 
 #[test]
 fn while_loop_forward_mode() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(12);
     let x = rng.array(&[3], &[(0.3, 1.2)]);
     check_forward("while", &looped, &x, &mut rng);

@@ -5,6 +5,7 @@ use rjax::prelude::*;
 
 #[test]
 fn creation_functions() {
+    let _x64 = rjax::config::x64_scope(true);
     assert_eq!(jnp::full([2], 7i32).to_vec::<i32>().unwrap(), vec![7, 7]);
     assert_eq!(jnp::zeros([2, 3]).shape(), &[2, 3]);
     assert_eq!(jnp::ones([5000, 4]).size(), 20000);
@@ -36,6 +37,7 @@ fn clones_share_one_buffer() {
 
 #[test]
 fn ndarray_round_trip() {
+    let _x64 = rjax::config::x64_scope(true);
     let a = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[2, 3]), (0..6).collect::<Vec<i64>>())
         .unwrap();
     let x = Array::from(a.clone());
@@ -50,6 +52,7 @@ fn ndarray_round_trip() {
 
 #[test]
 fn display_matches_numpy_str() {
+    let _x64 = rjax::config::x64_scope(true);
     let show = |a: Array| a.to_string();
     let f = |shape: &[usize], v: Vec<f32>| Array::from_shape_vec(shape, v);
     assert_eq!(show(f(&[2, 2], vec![1., 2., 3., 4.])), "[[1. 2.]\n [3. 4.]]");

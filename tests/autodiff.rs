@@ -44,6 +44,7 @@ fn abs_val(x: f32) -> f32 {
 
 #[test]
 fn traced_if_differentiates_the_branch_taken() {
+    let _x64 = rjax::config::x64_scope(true);
     assert_golden("abs_val_grad_at_1.0", 1, &Array::from(abs_val(1.0)));
     assert_golden("abs_val_grad_at_neg1.0", 1, &Array::from(abs_val(-1.0)));
 }
@@ -103,6 +104,7 @@ fn golden_params(case: &str, first: usize, got: &[(Array, Array)]) {
 
 #[test]
 fn mlp_gradient_matches_jax_with_jit_anywhere() {
+    let _x64 = rjax::config::x64_scope(true);
     let (params, x, y) = mlp("mlp_grad_params");
     let eager = grad_loss(&params, &x, &y);
     golden_params("mlp_grad_params", 0, &eager);
@@ -119,6 +121,7 @@ fn mlp_gradient_matches_jax_with_jit_anywhere() {
 
 #[test]
 fn mlp_value_and_grad_and_input_gradient() {
+    let _x64 = rjax::config::x64_scope(true);
     let (params, x, y) = mlp("mlp_jit_value_and_grad");
     let (value, grads) = loss_and_grad(&params, &x, &y);
     assert_golden("mlp_jit_value_and_grad", 0, &value);
@@ -142,6 +145,7 @@ fn grad_two(x: &Array, y: &Array) -> (Array, Array) {
 
 #[test]
 fn argnums_tuples_give_tuples_of_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "grad_pow_float_both_args";
     let (dx, dy) = grad_pow(&input(c, "x"), &input(c, "y"));
     assert_golden(c, 0, &dx);
@@ -172,6 +176,7 @@ fn value_grad_with_aux(x: &Array) -> ((Array, Array), Array) {
 
 #[test]
 fn has_aux_returns_the_auxiliary_output() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "grad_has_aux";
     let (g, aux) = grad_with_aux(&input(c, "x"));
     assert_golden(c, 0, &g);
@@ -204,6 +209,7 @@ fn hvp(x: &Array, v: &Array) -> (Array, Array) {
 
 #[test]
 fn jvp_vjp_and_forward_over_reverse() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "jvp_two_args";
     let (y, t) = jvp_two(&input(c, "x"), &input(c, "y"), &input(c, "vx"), &input(c, "vy"));
     assert_golden(c, 0, &y);
@@ -252,6 +258,7 @@ fn jac_dict(p: &Ab) -> Ab {
 
 #[test]
 fn jacobians_lay_out_output_axes_first() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "jacrev_matrix_function";
     let x = input(c, "X");
     let j = jac_gram(&x);
@@ -303,6 +310,7 @@ fn grad_closure(x: f32) -> f32 {
 
 #[test]
 fn recursion_branches_and_closures() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "python_recursion_fixed_depth";
     assert_golden(c, 1, &Array::from(grad_rec(0.6)));
     assert_golden(c, 2, &Array::from(grad2_rec(0.6)));
@@ -319,6 +327,7 @@ fn grad_sqrt_where(x: &Array) -> Array {
 
 #[test]
 fn where_double_trick_gives_finite_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "where_grad_double_where_fix";
     assert_golden(c, 0, &grad_sqrt_where(&input(c, "x")));
 }
@@ -365,6 +374,7 @@ fn grad_checkpointed(x: &Array) -> Array {
 
 #[test]
 fn stop_gradient_and_checkpoint() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "stop_gradient_td_target";
     let g = td_grad(&input(c, "w"), &input(c, "s"), &input(c, "s_next"), &input(c, "r"));
     assert_golden(c, 0, &g);
@@ -416,6 +426,7 @@ fn jvp_log1pexp(x: &Array, t: &Array) -> (Array, Array) {
 
 #[test]
 fn custom_vjp_and_custom_jvp_rules_are_used() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "custom_vjp_f_sin_times_y";
     let (x, y) = (input(c, "x"), input(c, "y"));
     assert_golden(c, 0, &f_sin_times_y(&x, &y));
@@ -480,6 +491,7 @@ fn g(x: &Array) -> Array {
 
 #[test]
 fn transforms_agree_with_each_other() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = jnp::array([0.3f32, -1.2, 2.0]);
     close(&jf(&x), &jr(&x));
     let h = w5_hessian(&x);
@@ -535,6 +547,7 @@ fn jvp_sin_times(x: &Array, y: &Array, tx: &Array, ty: &Array) -> (Array, Array)
 
 #[test]
 fn custom_derivative_attributes() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "custom_jvp_log1pexp";
     let x = input(c, "x").to_vec::<f32>().unwrap();
     let grads: Vec<f32> = x.iter().map(|&v| grad_log1pexp_attr(v)).collect();

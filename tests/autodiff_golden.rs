@@ -10,6 +10,7 @@ use rjax::prelude::*;
 
 #[test]
 fn scalar_gradients_and_weak_types() {
+    let _x64 = rjax::config::x64_scope(true);
     let g = grad_of(|x| x.tanh(), &Array::weak_scalar(1.0f32));
     assert_golden("grad_tanh_python_scalar_is_weak", 0, &g);
     let x = input("grad_sin_scalar", "x");
@@ -19,6 +20,7 @@ fn scalar_gradients_and_weak_types() {
 
 #[test]
 fn elementwise_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("grad_exp", "x");
     assert_golden("grad_exp", 0, &grad_of(|x| x.exp().sum(), &x));
     let x = input("grad_log", "x");
@@ -37,6 +39,7 @@ fn elementwise_gradients() {
 
 #[test]
 fn reduction_gradients_split_ties() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("grad_logsumexp", "x");
     assert_golden("grad_logsumexp", 1, &grad_of(jnp::logsumexp, &x));
     let x = input("value_and_grad_sum_tanh_sq", "x");
@@ -62,6 +65,7 @@ fn reduction_gradients_split_ties() {
 
 #[test]
 fn shape_op_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "reshape_transpose_grad";
     let (x, w) = (input(c, "x"), input(c, "W"));
     let f = |x: &Array| {
@@ -84,6 +88,7 @@ fn grad_einsum(a: &Array, b: &Array) -> (Array, Array) {
 
 #[test]
 fn multi_argument_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "concatenate_stack_and_grad";
     let (da, db) = grad_concat(&input(c, "a"), &input(c, "b"), &input(c, "w"));
     assert_golden(c, 3, &da);
@@ -106,6 +111,7 @@ fn cubic(x: &Array) -> Array {
 
 #[test]
 fn jacobians_vjps_and_linearization() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("jacfwd_R3_to_R2", "x");
     assert_golden("jacfwd_R3_to_R2", 0, &jacobian_of(r3_to_r2, &x, false));
     assert_golden("jacrev_R3_to_R2", 0, &jacobian_of(r3_to_r2, &x, true));
@@ -137,6 +143,7 @@ fn grad_of_jit(x: &Array) -> Array {
 
 #[test]
 fn control_flow_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("python_for_loop_static_range", "x");
     let f = |x: &Array| {
         let mut y = x.clone();
@@ -159,6 +166,7 @@ fn control_flow_gradients() {
 
 #[test]
 fn float64_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     let (w, x) = (input("x64_mlp_style_grad", "W"), input("x64_mlp_style_grad", "x"));
     let g = grad_of(|w| w.matmul(&x).tanh().square().sum(), &w);
     assert_golden("x64_mlp_style_grad", 0, &g);

@@ -128,6 +128,7 @@ fn rewrite_metadata(path: &Path, edit: impl FnOnce(&mut HashMap<String, String>)
 
 #[test]
 fn a_round_trip_records_standard_checksums_and_the_structure() {
+    let _x64 = rjax::config::x64_scope(true);
     let path = temp_path("round_trip.safetensors");
     let m = model();
     rjax::checkpoint::save(&path, &m).unwrap();
@@ -397,6 +398,7 @@ fn load_damaged(path: &Path, bytes: &[u8], like: &Model, what: &str) -> Outcome 
 /// changed at random places.
 #[test]
 fn changed_bytes_anywhere_fail_or_change_nothing() {
+    let _x64 = rjax::config::x64_scope(true);
     let path = temp_path("fuzz.safetensors");
     let m = model();
     rjax::checkpoint::save(&path, &m).unwrap();

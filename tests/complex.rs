@@ -48,6 +48,7 @@ fn operand(name: &str) -> (DType, bool) {
 
 #[test]
 fn promotion_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let table = data()["promotion"].as_array().unwrap();
     for row in table {
         let (a, b) = (row["a"].as_str().unwrap(), row["b"].as_str().unwrap());
@@ -185,6 +186,7 @@ fn reduce_jit(z: &Array, k: usize) -> Array {
 
 #[test]
 fn functions_arithmetic_and_reductions_match_jax_eagerly_and_under_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in ["complex64", "complex128"] {
         let (z, w) = (field(dt, "z"), field(dt, "w"));
         for (k, name) in UNARY.into_iter().enumerate() {
@@ -250,6 +252,7 @@ fn real_fns() -> Vec<(&'static str, RealFn)> {
 
 #[test]
 fn gradients_through_complex_values_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let (x, y) = (field("grad", "x"), field("grad", "y"));
     for (name, f) in real_fns() {
         let what = |k: &str| format!("{name}_{k}");
@@ -275,6 +278,7 @@ fn complex_fns() -> Vec<(&'static str, ComplexFn)> {
 
 #[test]
 fn gradients_with_respect_to_complex_inputs_follow_jax_convention() {
+    let _x64 = rjax::config::x64_scope(true);
     let (z, w) = (field("grad", "z"), field("grad", "w"));
     for (name, f) in complex_fns() {
         let g = grad_of(|z| f(z, &w), &z);
@@ -312,6 +316,7 @@ fn sqrt_tanh_div_vmap(x: &Array, y: &Array) -> Array {
 
 #[test]
 fn jit_grad_and_vmap_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let (x, y) = (field("grad", "x"), field("grad", "y"));
     check("#[jit] #[grad]", &abs_sq_exp_grad_jit(&x, &y), &field("grad", "abs_sq_exp_dx"));
     check("#[vmap] angle_log", &angle_log_vmap(&x, &y), &field("grad", "angle_log_vmap"));
@@ -340,6 +345,7 @@ type Case = (&'static str, Box<dyn Fn(&Array) -> Array>);
 
 #[test]
 fn new_derivative_rules_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let v = Array::from_shape_vec([8], vec![0.3, -1.2, 2.0, 0.7, 1.5, 0.25, -0.6, -2.0]);
     let w = jnp::complex(jnp::array([1.1, 0.5, -0.8, 0.2]), jnp::array([-0.3, 0.7, 0.4, 1.2]));
     let cases: Vec<Case> = vec![
@@ -367,6 +373,7 @@ fn new_derivative_rules_agree_with_finite_differences() {
 
 #[test]
 fn creation_reading_back_and_printing() {
+    let _x64 = rjax::config::x64_scope(true);
     let z = jnp::array([[Complex::new(1.0f32, 2.0), Complex::new(3.0, -4.0)]]);
     assert_eq!((z.shape(), z.dtype()), (&[1, 2][..], DType::C64));
     assert_eq!(

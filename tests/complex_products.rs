@@ -103,6 +103,7 @@ fn einsum_jit(batch: &Array, b: &Array) -> Array {
 
 #[test]
 fn small_products_match_jax_eagerly_and_under_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in ["complex64", "complex128"] {
         let [a, b, v, batch, r] = ["a", "b", "v", "batch", "r"].map(|k| field(dt, k));
         for (name, f) in products() {
@@ -117,6 +118,7 @@ fn small_products_match_jax_eagerly_and_under_jit() {
 
 #[test]
 fn large_products_on_several_threads_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for (dt, dtype) in [("complex64", DType::C64), ("complex128", DType::C128)] {
         let big =
             jnp::matmul(&wave(&[128, 64], 0.0).astype(dtype), &wave(&[64, 128], 1.0).astype(dtype));
@@ -146,6 +148,7 @@ fn losses() -> Vec<(&'static str, Loss)> {
 
 #[test]
 fn gradients_follow_jax_convention() {
+    let _x64 = rjax::config::x64_scope(true);
     let [a, b, w] = ["a", "b", "w"].map(|k| field("grad", k));
     for (name, f) in losses() {
         let what = |k: &str| format!("{name}_{k}");
@@ -172,6 +175,7 @@ fn real_in_grad_jit(x: &Array, y: &Array, b: &Array) -> Array {
 
 #[test]
 fn real_inputs_vjp_and_jvp_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let [x, y, b, a, w] = ["x", "y", "b", "a", "w"].map(|k| field("grad", k));
     check("real_in value", &real_in(&x, &y, &b), &field("grad", "real_in_value"));
     check("real_in dx", &grad_of(|x| real_in(x, &y, &b), &x), &field("grad", "real_in_dx"));
@@ -214,6 +218,7 @@ fn abs_sq_grad(a: &Array, b: &Array) -> Array {
 
 #[test]
 fn vmap_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let [batch, other, b, v] = ["batch", "other", "b", "v"].map(|k| field("vmap", k));
     check("#[vmap] both", &matmul_both(&batch, &other), &field("vmap", "both"));
     check("#[jit] #[vmap] lhs", &matmul_lhs_jit(&batch, &b), &field("vmap", "lhs_only"));
@@ -233,6 +238,7 @@ fn split(v: &Array, rows: usize, cols: usize) -> Array {
 
 #[test]
 fn product_rules_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let v =
         Array::from_shape_vec([24], (0..24).map(|i| ((i * 7 % 11) as f64 - 5.0) / 4.0).collect());
     let c = wave(&[3, 2], 0.7);

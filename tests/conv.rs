@@ -40,6 +40,7 @@ fn conv1d_grads_jit(x: &Array, k: &Array) -> (Array, Array) {
 
 #[test]
 fn conv1d_cases_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let (x, k) = (input("conv1d_valid", "x"), input("conv1d_valid", "k"));
     assert_golden("conv1d_valid", 0, &conv1d(&x, &k, 1, "VALID"));
     assert_golden("conv1d_same_stride2", 0, &conv1d(&x, &k, 2, "SAME"));
@@ -69,6 +70,7 @@ fn conv2d_transposed_jit(x: &Array, k: &Array) -> Array {
 
 #[test]
 fn conv2d_forward_cases_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "conv2d_valid";
     let (x, k) = (input(c, "x"), input(c, "k"));
     assert_golden(c, 0, &lax::conv_general_dilated(&x, &k, [1, 1], "VALID", NCHW));
@@ -119,6 +121,7 @@ fn stride2_grads(x: &Array, k: &Array) -> (Array, Array) {
 
 #[test]
 fn conv2d_gradient_cases_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "conv2d_grads";
     let (x, k) = (input(c, "x"), input(c, "k"));
     for (dx, dk) in [conv2d_grads(&x, &k), conv2d_grads_jit(&x, &k)] {
@@ -300,6 +303,7 @@ fn check_linear(label: &str, f: &dyn Fn(&Array) -> Array, x: &Array, rng: &mut R
 
 #[test]
 fn gradients_match_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(7);
     for c in configs() {
         let (x, k) = (rng.array(&c.lhs), rng.array(&c.rhs));
@@ -311,6 +315,7 @@ fn gradients_match_finite_differences() {
 /// Second derivatives go through the transposes' own transposes (and their batch groups).
 #[test]
 fn second_derivatives_match_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(8);
     for c in configs() {
         let (x, k) = (rng.array(&c.lhs), rng.array(&c.rhs));
@@ -334,6 +339,7 @@ fn second_derivatives_match_finite_differences() {
 /// The kernel gradient of a mixed-variable function: conv in both operands at once.
 #[test]
 fn gradients_in_both_operands_at_once() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(9);
     for c in configs() {
         let (x, k) = (rng.array(&c.lhs), rng.array(&c.rhs));
@@ -423,6 +429,7 @@ proptest! {
         axes in [0usize..6, 0usize..6],
         seed in 0u64..1000,
     ) {
+        let _x64 = rjax::config::x64_scope(true);
         let mapped = [which != 1, which != 0];
         for c in configs() {
             let run = std::panic::catch_unwind(|| check_vmap(&c, size, mapped, axes, seed));
@@ -470,6 +477,7 @@ fn loss_and_grads(x: &Array, k: &Array) -> (Array, (Array, Array)) {
 
 #[test]
 fn composes_with_jit_vmap_and_grad() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(3);
     let x = rng.array(&[4, 1, 6, 5, 3]).astype(DType::F32);
     let k = rng.array(&[3, 3, 3, 2]).astype(DType::F32);
@@ -488,6 +496,7 @@ fn composes_with_jit_vmap_and_grad() {
 
 #[test]
 fn other_float_dtypes_compute_in_their_own_type() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(4);
     let (x, k) = (rng.array(&[2, 3, 5, 5]), rng.array(&[4, 3, 3, 3]));
     let want = lax::conv(&x, &k, [1, 1], "SAME");
@@ -510,6 +519,7 @@ fn assert_panics_with(f: impl FnOnce(), needles: &[&str]) {
 
 #[test]
 fn bad_arguments_name_the_operation_and_the_shapes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = jnp::ones([1, 3, 5, 5]);
     let k = jnp::ones([4, 3, 3, 3]);
     let shapes = ["conv_general_dilated", "float32(1, 3, 5, 5)", "float32(4, 3, 3, 3)"];

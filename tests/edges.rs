@@ -228,6 +228,7 @@ fn max_and_min_over_an_empty_axis_panic_eagerly_and_under_jit() {
 
 #[test]
 fn max_and_min_over_nonempty_axes_of_empty_arrays_are_empty() {
+    let _x64 = rjax::config::x64_scope(true);
     let (e03, e30, e203) = (jnp::zeros([0, 3]), jnp::zeros([3, 0]), jnp::zeros([2, 0, 3]));
     assert_jax_all("max_over_nonempty_axes", &nonempty_axes::eager(&e03, &e30, &e203));
     assert_jax_all("max_over_nonempty_axes", &nonempty_axes::jitted(&e03, &e30, &e203));
@@ -325,6 +326,7 @@ fn uint32_operands() -> (Array, Array) {
 
 #[test]
 fn int32_division_and_remainder_by_zero_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let (a, b) = int32_operands();
     assert_jax_all("int32_division", &divisions::eager(&a, &b));
     assert_jax_all("int32_division", &divisions::jitted(&a, &b));
@@ -332,6 +334,7 @@ fn int32_division_and_remainder_by_zero_match_jax() {
 
 #[test]
 fn uint32_division_and_remainder_by_zero_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let (a, b) = uint32_operands();
     assert_jax_all("uint32_division", &divisions::eager(&a, &b));
     assert_jax_all("uint32_division", &divisions::jitted(&a, &b));
@@ -339,6 +342,7 @@ fn uint32_division_and_remainder_by_zero_match_jax() {
 
 #[test]
 fn division_by_a_weak_zero_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let (a, _) = int32_operands();
     let (u, _) = uint32_operands();
     assert_jax_all("division_by_weak_zero", &by_weak_zero::eager(&a, &u));
@@ -394,12 +398,14 @@ fn categorical_over_no_classes_panics() {
 
 #[test]
 fn categorical_over_an_empty_batch_is_empty() {
+    let _x64 = rjax::config::x64_scope(true);
     let got = random::categorical(&k(0), &jnp::zeros([3, 0]), 0);
     assert_jax("categorical_empty_batch", 0, &got);
 }
 
 #[test]
 fn choice_from_an_empty_population() {
+    let _x64 = rjax::config::x64_scope(true);
     let says = "a must be greater than 0 unless no samples are taken";
     let ours = "choice: the population must not be empty unless no samples are taken";
     let draw = || drop(random::choice(&k(0), 0, [3], true));
@@ -421,6 +427,7 @@ fn choice_from_an_empty_population() {
 
 #[test]
 fn randint_clips_32_bit_bounds_to_the_dtype() {
+    let _x64 = rjax::config::x64_scope(true);
     let (i32_, u32_) = (DType::I32, DType::U32);
     let got = [
         random::randint_dtype(&k(0), [64], 0, 1i64 << 40, i32_),
@@ -440,6 +447,7 @@ fn randint_clips_32_bit_bounds_to_the_dtype() {
 
 #[test]
 fn randint_clips_64_bit_bounds_to_the_dtype() {
+    let _x64 = rjax::config::x64_scope(true);
     let got = [
         random::randint_dtype(&k(8), [64], i64::MAX - 2, jnp::array([u64::MAX]), DType::I64),
         random::randint_dtype(
@@ -456,6 +464,7 @@ fn randint_clips_64_bit_bounds_to_the_dtype() {
 
 #[test]
 fn randint_of_narrow_dtypes_converts_bounds_as_jax_does() {
+    let _x64 = rjax::config::x64_scope(true);
     let got = [
         random::randint_dtype(&k(11), [64], 0, 1000, DType::U8),
         random::randint_dtype(&k(12), [64], 250, 1000, DType::U8),
@@ -471,6 +480,7 @@ fn randint_of_narrow_dtypes_converts_bounds_as_jax_does() {
 
 #[test]
 fn randint_truncates_float_bounds() {
+    let _x64 = rjax::config::x64_scope(true);
     let got = [
         random::randint_dtype(&k(23), [64], 0.0, 1e10, DType::I32),
         random::randint_dtype(&k(24), [64], -1e10, 0.0, DType::I32),
@@ -481,6 +491,7 @@ fn randint_truncates_float_bounds() {
 
 #[test]
 fn randint_clips_unsigned_array_bounds() {
+    let _x64 = rjax::config::x64_scope(true);
     let got = [
         random::randint(&k(18), [64], (1i64 << 31) - 3, jnp::array([u32::MAX])),
         random::randint_dtype(&k(19), [64], -5, 10, DType::U32),
@@ -491,6 +502,7 @@ fn randint_clips_unsigned_array_bounds() {
 
 #[test]
 fn randint_of_an_empty_range_gives_minval() {
+    let _x64 = rjax::config::x64_scope(true);
     let lo = Array::from_shape_vec([2, 1], vec![5i32, 0]);
     let hi = jnp::array([3i32, 10, -3, 8]);
     let got = [
@@ -534,6 +546,7 @@ fn sigmoid_and_rsqrt_of_integers_and_bools_panic() {
 
 #[test]
 fn the_other_float_functions_promote_integers() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = jnp::array([1i32, -2, 3]);
     for got in [promoting::eager(&x), promoting::jitted(&x)] {
         let want = jax_outputs("float_functions_promote");
@@ -565,6 +578,7 @@ twins! {
 
 #[test]
 fn rounding_keeps_integers_and_bools() {
+    let _x64 = rjax::config::x64_scope(true);
     let i = jnp::array([1i32, -2, 3]);
     let u = jnp::array([1u32, 2, u32::MAX]);
     let i8_ = jnp::array([-7i8, 7]);

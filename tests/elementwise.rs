@@ -91,6 +91,7 @@ fn tolerance(dtype: DType) -> (f64, f64) {
 
 #[test]
 fn unary_ops_match_jax_in_f32_and_f64() {
+    let _x64 = rjax::config::x64_scope(true);
     let cases = data()["unary"].as_object().unwrap();
     assert_eq!(cases.len(), 64);
     for (key, case) in cases {
@@ -106,6 +107,7 @@ fn unary_ops_match_jax_in_f32_and_f64() {
 
 #[test]
 fn binary_ops_broadcast_and_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let cases = data()["binary"].as_object().unwrap();
     for (key, case) in cases {
         let name = key.rsplit_once('_').unwrap().0;
@@ -120,6 +122,7 @@ fn binary_ops_broadcast_and_match_jax() {
 
 #[test]
 fn integer_ops_match_jax_exactly() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, case) in data()["int"].as_object().unwrap() {
         let (a, b) = (leaf_to_array(&case["a"]), leaf_to_array(&case["b"]));
         let want = leaf_to_array(&case["out"]);
@@ -138,6 +141,7 @@ fn integer_ops_match_jax_exactly() {
 /// (f32/i32) instead of x64 mode's f64/i64, as JAX does with its default 32-bit types.
 #[test]
 fn promotion_table_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let table = data()["promotion"].as_object().unwrap();
     let mut checked = 0;
     for (key, want) in table {
@@ -164,6 +168,7 @@ fn promotion_table_matches_jax() {
 
 #[test]
 fn weak_types_follow_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     // jnp.add(1, f32[1]) is a strong f32
     assert_golden("weak_int_plus_float32", 0, &jnp::add(1, jnp::array([2.0f32])));
     let c = "weak_type_of_python_scalars";
@@ -181,6 +186,7 @@ fn weak_types_follow_jax() {
 
 #[test]
 fn integer_division_semantics() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "integer_division_semantics";
     let (a, b) = (input(c, "a"), input(c, "b"));
     assert_golden(c, 0, &(&a / &b));
@@ -192,6 +198,7 @@ fn integer_division_semantics() {
 
 #[test]
 fn casts_and_overflow() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "casts_and_overflow";
     let x = input(c, "x");
     assert_golden(c, 0, &x.astype(DType::I32));
@@ -202,6 +209,7 @@ fn casts_and_overflow() {
 
 #[test]
 fn default_dtypes() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "default_float32_int32";
     assert_golden(c, 0, &jnp::arange(3.0));
     assert_golden(c, 1, &jnp::array([1.0f32, 2.0]));
@@ -356,6 +364,7 @@ fn from_shape_vec_checks_the_length() {
 
 #[test]
 fn fallible_reads_return_errors() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = jnp::arange(3);
     let e = x.to_vec::<f32>().unwrap_err();
     assert_eq!(

@@ -42,6 +42,7 @@ fn grad_scaled_sin(x: &Array, s: f32) -> (Array, f32) {
 
 #[test]
 fn custom_vjp_residuals_and_cotangents_may_hold_scalars() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = jnp::array([0.5f32, -1.0, 2.0]);
     let (dx, ds) = grad_scaled_sin(&x, 3.0);
     assert_close(&dx, &(x.cos() * 3.0), 1e-6, 1e-6);

@@ -103,6 +103,7 @@ const SHAPED_KEYS: [&str; 15] = [
 
 #[test]
 fn transforms_match_jax_eagerly_and_under_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in ["float32", "float64"] {
         let (x, xo, z, z3) = (field(dt, "x"), field(dt, "xo"), field(dt, "z"), field(dt, "z3"));
         for (k, norm) in NORMS.into_iter().enumerate() {
@@ -125,6 +126,7 @@ fn transforms_match_jax_eagerly_and_under_jit() {
 
 #[test]
 fn sample_frequencies_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for (dt, dtype) in [("float32", DType::F32), ("float64", DType::F64)] {
         check("fftfreq 8", &jnp::fft::fftfreq(8, 1.0, dtype), &field(dt, "fftfreq_8"));
         check("fftfreq 7", &jnp::fft::fftfreq(7, 0.1, dtype), &field(dt, "fftfreq_7"));
@@ -159,6 +161,7 @@ fn real_fns() -> Vec<(&'static str, Real)> {
 
 #[test]
 fn gradients_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in ["float32", "float64"] {
         let x = field("grad", &format!("x_{dt}"));
         // The generator's weights are float64 (so are the values they give float32 inputs).
@@ -178,6 +181,7 @@ type OfComplex = fn(&Array, &Array) -> Array;
 
 #[test]
 fn gradients_with_respect_to_complex_inputs_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let z = field("grad", "z");
     let w = field("grad", "w");
     let fns: Vec<(&str, OfComplex)> = vec![
@@ -217,6 +221,7 @@ fn vmap_grad_abs_rfft_sq(r: &Array) -> Array {
 
 #[test]
 fn jit_grad_and_vmap_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = field("grad", "x_float64");
     check("#[jit] #[grad]", &abs_rfft_sq_grad_jit(&x), &field("grad", "abs_rfft_sq_float64_grad"));
     check("#[vmap] abs fft", &vmap_abs_fft(&x), &field("grad", "vmap_abs_fft_axis1"));
@@ -237,6 +242,7 @@ type Case = (&'static str, Box<dyn Fn(&Array) -> Array>);
 
 #[test]
 fn derivative_rules_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let v =
         Array::from_shape_vec([24], (0..24).map(|i| ((i * 7 % 11) as f64) / 5.0 - 1.0).collect());
     // Shifted so that no transformed value is 0, where `abs` has a kink.
@@ -404,6 +410,7 @@ fn vmap_grads(x: &Array) -> (Array, Array, Array, Array) {
 
 #[test]
 fn vmap_of_every_transform_and_of_gradients_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in ["float32", "float64"] {
         let (x, z, z3) = (mapped(dt, "x"), mapped(dt, "z"), mapped(dt, "z3"));
         check("vmap fft", &vmap_fft_n6(&z), &mapped(dt, "fft"));

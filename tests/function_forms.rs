@@ -102,6 +102,7 @@ fn attr_per_example(w: &Array, x: &Array) -> Array {
 
 #[test]
 fn attributes_and_function_forms_agree() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     let f = |x: &Array| (x.tanh() * x).sum();
     same(&grad(f)(&x), &attr_grad(&x));
@@ -161,6 +162,7 @@ fn attributes_and_function_forms_agree() {
 
 #[test]
 fn vjp_fn_can_be_called_repeatedly_and_linearize_matches_jvp() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     let f = |x: &Array| x.sin() * x.sum();
     let (out, pull) = vjp(f, &x);
@@ -184,6 +186,7 @@ fn vjp_fn_can_be_called_repeatedly_and_linearize_matches_jvp() {
 
 #[test]
 fn jit_of_a_closure_caches_per_signature_and_bakes_in_captured_arrays() {
+    let _x64 = rjax::config::x64_scope(true);
     let scale = Array::from(3.0f32);
     let f = jit(|x: &Array| x * &scale + 1.0);
     same(&f(&jnp::array([1.0f32, 2.0])), &jnp::array([4.0f32, 7.0]));
@@ -214,6 +217,7 @@ fn grad_of_closure_inside_jit(x: &Array) -> Array {
 
 #[test]
 fn closures_capture_traced_locals_in_annotated_functions() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     let want = x.cos() * 2.0 * x.sum();
     same(&grad_of_closure_inside_jit(&x), &want);
@@ -262,6 +266,7 @@ fn seed_f(x: &Array) -> Array {
 #[test]
 #[allow(clippy::let_and_return)]
 fn the_seeds_nested_pmap_example_reads_as_in_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     rjax::device::set_cpu_device_count(8).unwrap();
     let x = input("nested_pmap_example_grad", "x");
     let attr = grad(|x: &Array| seed_f(x).sum())(&x);
@@ -332,6 +337,7 @@ fn attr_hessian_01(x: &Array, y: &Array) -> ((Array, Array), (Array, Array)) {
 
 #[test]
 fn tuple_argnums_jacobians_match_jax_as_attributes() {
+    let _x64 = rjax::config::x64_scope(true);
     let (x, y) = xy();
     let (jx, jy) = attr_jacfwd_01(&x, &y);
     check("jacfwd_argnums_01", &[jx, jy]);
@@ -343,6 +349,7 @@ fn tuple_argnums_jacobians_match_jax_as_attributes() {
 
 #[test]
 fn tuple_argnums_jacobians_match_jax_as_functions() {
+    let _x64 = rjax::config::x64_scope(true);
     let (x, y) = xy();
     let args = (x.clone(), y.clone());
     let f = |(x, y): &(Array, Array)| f_xy(x, y);
@@ -410,6 +417,7 @@ fn grad_scale(x: &Array, k: &Array) -> (Array, Array) {
 
 #[test]
 fn custom_vjp_bwd_may_return_none_for_a_zero_cotangent() {
+    let _x64 = rjax::config::x64_scope(true);
     let (x, k) = (x3(), jnp::array([2.0f32, 3.0, 4.0]));
     let (gx, gk) = grad_scale(&x, &k);
     same(&gx, &k);
@@ -431,6 +439,7 @@ fn jit_closure_over_a_traced_local(x: &Array) -> Array {
 
 #[test]
 fn jit_inside_a_trace_is_inlined_and_value_and_grad_is_callable() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     same(&jit_closure_over_a_traced_local(&x), &(x.sin() + 1.0));
     let (v, g) = value_and_grad(|x: &Array| x.square().sum())(&x);

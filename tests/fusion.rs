@@ -38,7 +38,10 @@ fn agree(a: &Array, b: &Array, rtol: f64) -> Result<(), String> {
 
 /// `f`'s result on a pool of `threads` threads.
 fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+    // The pool's thread computes in this thread's dtype mode.
+    let x64 = rjax::config::x64_enabled();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    pool.install(move || rjax::config::with_x64(x64, f))
 }
 
 /// Each result's elements as the bits of `f64`s (exact for every float dtype).
@@ -61,6 +64,7 @@ fn the_seed_example_becomes_one_group_with_the_same_bits() {
 
 #[test]
 fn broadcasts_fold_into_the_group_that_reads_them() {
+    let _x64 = rjax::config::x64_scope(true);
     let (x, b) = (random(&[130, 257], 1), random(&[257], 2));
     let (fused, unfused, plan) = both(&[x, b], |a| {
         let bias = jnp::broadcast_to(&a[1], [130, 257]);
@@ -72,6 +76,7 @@ fn broadcasts_fold_into_the_group_that_reads_them() {
 
 #[test]
 fn every_way_of_reading_a_broadcast_gives_the_unfused_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     // Tiles read broadcast inputs in three ways: a repeating pattern gathered once per tile
     // (row vectors; a block repeated over a leading axis), in place by sub-tiles that stop at
     // row ends (column vectors, when rows are long), or gathered per sub-tile (short rows).
@@ -101,6 +106,7 @@ fn every_way_of_reading_a_broadcast_gives_the_unfused_bits() {
 
 #[test]
 fn streamed_groups_give_the_unfused_bits_when_run_in_chunks() {
+    let _x64 = rjax::config::x64_scope(true);
     // Groups over more than 4 MiB stream their outputs to memory a chunk at a time. These
     // lengths end inside a chunk and inside a tile; the chain reuses tile buffers, one output
     // is an op's value read again later and one is an input.
@@ -149,6 +155,7 @@ fn edge_case_pairs(len: usize, dtype: DType) -> (Array, Array) {
 
 #[test]
 fn arithmetic_groups_compiled_to_machine_code_give_the_unfused_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     // Lengths that end inside a loop trip; f64 streams from half as many elements as f32.
     // Every op's value leaves the group, so that each op's edge cases show.
     for (dtype, len) in [(DType::F32, (1 << 20) + 13), (DType::F64, (1 << 19) + 77)] {
@@ -225,6 +232,7 @@ fn transcendental_edge_cases(len: usize) -> Array {
 
 #[test]
 fn transcendental_groups_compiled_to_machine_code_give_the_unfused_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     // f32 `exp`, `log`, `tanh` and `logistic` compile (XLA's approximations, op for op), and
     // `rsqrt` in both widths; every op's value leaves the group. The f64 functions call the
     // C library, so an f64 group with `exp` stays interpreted.
@@ -258,6 +266,7 @@ fn transcendental_groups_compiled_to_machine_code_give_the_unfused_bits() {
 
 #[test]
 fn ops_reading_the_same_input_share_an_open_group_and_a_closed_group_takes_none() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = random(&[300, 200], 80);
     let y = random(&[300, 200], 81);
     // `exp(x)` and `log(x)` read `x` in one pass; `y * 2.0` shares no input with them.
@@ -285,6 +294,7 @@ fn ops_reading_the_same_input_share_an_open_group_and_a_closed_group_takes_none(
 
 #[test]
 fn a_large_float_op_on_its_own_is_a_group_of_one_with_the_same_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     // Like a softmax's last division, a subtraction of the row sums, which a reduction ended
     // another group with: the subtraction is alone. Over 4 MiB of floats it runs as a group of
     // one (compiled, where loops compile, reading the sums as per-row scalars); smaller, and
@@ -311,6 +321,7 @@ fn a_large_float_op_on_its_own_is_a_group_of_one_with_the_same_bits() {
 
 #[test]
 fn reductions_of_all_elements_fold_in_compiled_loops_within_tolerance_and_deterministically() {
+    let _x64 = rjax::config::x64_scope(true);
     // A loss-like group (`sum((p - t)**2)`, the difference also an output) and every float
     // fold, on lengths that end inside a tile and a loop trip, with NaNs and infinities for
     // max and min; the same bits on every thread count. (Each product of 70 001 factors
@@ -339,6 +350,7 @@ fn reductions_of_all_elements_fold_in_compiled_loops_within_tolerance_and_determ
 
 #[test]
 fn row_reductions_fold_in_compiled_loops_within_tolerance_and_deterministically() {
+    let _x64 = rjax::config::x64_scope(true);
     // Rows that end inside a loop trip (1031, 4099 elements) or on one (2048), each folded by
     // its own run of the loop, with a value of the group also an output and NaNs and
     // infinities for max and min; rows shorter than 1024 stay on the slice path. The same bits
@@ -376,6 +388,7 @@ fn row_reductions_fold_in_compiled_loops_within_tolerance_and_deterministically(
 
 #[test]
 fn broadcast_inputs_are_read_by_rows_in_compiled_loops_with_the_unfused_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     // A bias added to every row (and a broadcast over the two trailing axes) repeats with a
     // period of at least 1024 elements: the loop runs once per row, reading the broadcast
     // input from its start each time. Rows of 1031 (not a whole number of 64-byte lines, so
@@ -416,6 +429,7 @@ fn broadcast_inputs_are_read_by_rows_in_compiled_loops_with_the_unfused_bits() {
 
 #[test]
 fn broadcast_inputs_fold_by_rows_in_compiled_loops_and_other_broadcasts_do_not_compile() {
+    let _x64 = rjax::config::x64_scope(true);
     // `sum((x + b)**2, axis=1)` with a bias the length of the reduced rows compiles, and so
     // does `sum((x + b) * c, axis=1)` with a value per row `c`; the same loss over all
     // elements does not, nor a per-row value also broadcast along a leading axis.
@@ -443,6 +457,7 @@ fn broadcast_inputs_fold_by_rows_in_compiled_loops_and_other_broadcasts_do_not_c
 
 #[test]
 fn per_row_inputs_are_scalars_of_compiled_loops_run_by_rows_with_the_unfused_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     // A layer norm's elementwise part, `(x - mean) * rstd * g + b`: the mean and the
     // reciprocal deviation hold one value per row (set as scalars for each run of the loop),
     // the scale and shift repeat every row. Rows that end inside a loop trip and rows of a
@@ -506,6 +521,7 @@ fn check_compiled_folds(
 #[test]
 fn compiled_groups_with_many_live_values_unroll_less_and_groups_past_the_registers_do_not_compile()
 {
+    let _x64 = rjax::config::x64_scope(true);
     // `a[0] - sum of products`, every product live until the sum. Products of neighbours of
     // ten inputs (nine live values: fewer vectors per value) compile; eleven inputs and an
     // output need more pointer registers than there are, and the 36 products of all pairs of
@@ -529,6 +545,7 @@ fn compiled_groups_with_many_live_values_unroll_less_and_groups_past_the_registe
 
 #[test]
 fn matrix_transposes_of_group_values_are_written_by_the_group() {
+    let _x64 = rjax::config::x64_scope(true);
     for (dtype, rows, cols) in [(DType::F32, 300, 257), (DType::F64, 37, 300), (DType::I32, 70, 90)]
     {
         let (x, y) = (random(&[rows, cols], 14).astype(dtype), random(&[cols], 15).astype(dtype));
@@ -551,6 +568,7 @@ fn matrix_transposes_of_group_values_are_written_by_the_group() {
 
 #[test]
 fn transposes_that_merge_into_a_matrix_transpose_fuse_and_others_run_alone() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = random(&[12, 1, 35, 40], 16);
     let (fused, unfused, plan) = both(&[x], |a| {
         let t = a[0].tanh();
@@ -580,6 +598,7 @@ fn transposes_that_merge_into_a_matrix_transpose_fuse_and_others_run_alone() {
 
 #[test]
 fn long_chains_reading_early_values_late_keep_them_intact() {
+    let _x64 = rjax::config::x64_scope(true);
     // Dead tile values give their buffers to later ops; live ones must not be overwritten.
     let x = random(&[300, 257], 13);
     let (fused, unfused, plan) = both(&[x], |a| {
@@ -600,6 +619,7 @@ fn long_chains_reading_early_values_late_keep_them_intact() {
 
 #[test]
 fn unit_axis_reshapes_stay_in_their_group() {
+    let _x64 = rjax::config::x64_scope(true);
     let (x, z) = (random(&[64, 32], 10), random(&[64, 1, 32], 11));
     let (fused, unfused, plan) = both(&[x, z], |a| {
         let t = a[0].tanh();
@@ -618,6 +638,7 @@ fn unit_axis_reshapes_stay_in_their_group() {
 
 #[test]
 fn a_reduction_of_a_reshaped_value_fuses_with_its_unit_axes_dropped() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = random(&[64, 300], 12);
     let (fused, unfused, plan) = both(&[x], |a| {
         let r = jnp::reshape(&a[0].exp(), [64, 1, 300]);
@@ -632,6 +653,7 @@ fn a_reduction_of_a_reshaped_value_fuses_with_its_unit_axes_dropped() {
 
 #[test]
 fn a_loss_reduces_in_the_same_pass_and_softmax_fuses_its_rows() {
+    let _x64 = rjax::config::x64_scope(true);
     let (p, t) = (random(&[512, 300], 3), random(&[512, 300], 4));
     let (fused, unfused, plan) = both(&[p.clone(), t], |a| {
         let d = &a[0] - &a[1];
@@ -647,6 +669,7 @@ fn a_loss_reduces_in_the_same_pass_and_softmax_fuses_its_rows() {
 
 #[test]
 fn float_reductions_fold_tile_by_tile_within_tolerance_for_every_layout() {
+    let _x64 = rjax::config::x64_scope(true);
     // Rows longer than a sub-tile (5000), rows that straddle sub-tile ends (333), and folds
     // over leading axes, large enough for parallel tiles, with a broadcast bias, in f32 and
     // f64 and for every float fold.
@@ -675,10 +698,10 @@ fn float_reductions_fold_tile_by_tile_within_tolerance_for_every_layout() {
 
 #[test]
 fn results_are_the_same_bits_on_every_run_and_thread_count() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = random(&[700, 300], 5);
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let (fused, _, _) = both(std::slice::from_ref(&x), |a| {
                 let y = (&a[0] * 3.0).sin() + &a[0];
                 vec![jnp::sum(&y), jnp::sum_axes(&y, 0, false), jnp::max_axes(&y, 1, false), y]
@@ -694,6 +717,7 @@ fn results_are_the_same_bits_on_every_run_and_thread_count() {
 
 #[test]
 fn an_input_read_last_by_a_group_may_be_overwritten_in_place() {
+    let _x64 = rjax::config::x64_scope(true);
     // `y` dies in the second group, which may write its result into y's buffer; `x` is the
     // caller's and must stay intact.
     let x = random(&[400, 300], 6);
@@ -852,6 +876,7 @@ proptest! {
         family in 0usize..6,
         seed in 0u32..1000,
     ) {
+        let _x64 = rjax::config::x64_scope(true);
         agree_fused_and_unfused(&steps, family, seed, SHAPES)?;
     }
 
@@ -861,6 +886,7 @@ proptest! {
         family in 0usize..6,
         seed in 0u32..1000,
     ) {
+        let _x64 = rjax::config::x64_scope(true);
         agree_fused_and_unfused(&steps, family, seed, SMALL_SHAPES)?;
     }
 }
@@ -900,6 +926,7 @@ fn agree_fused_and_unfused(
 /// bits of the unfused plan, which runs one product at a time over all threads.
 #[test]
 fn independent_products_of_like_size_run_side_by_side_with_the_same_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     let args = [
         random(&[128, 512], 11), // g
         random(&[128, 512], 12), // x

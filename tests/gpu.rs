@@ -288,6 +288,7 @@ const UNARY: [UnaryOp; 36] = {
 /// results are the CPU's (bit for bit, or within the op's tolerance for transcendentals).
 #[test]
 fn unary_ops_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut cases = 0;
@@ -340,6 +341,7 @@ const BINARY: [BinaryOp; 19] = {
 /// shapes, including integer division by zero and overflow.
 #[test]
 fn binary_ops_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut cases = 0;
@@ -373,6 +375,7 @@ fn binary_ops_match_the_cpu() {
 /// all ones, x % 0 is x, MIN / -1 wraps.
 #[test]
 fn integer_division_edges_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let a = jnp::array([7, -7, i32::MIN, i32::MIN, 5, 0, i32::MAX]);
     let b = jnp::array([0, 0, -1, 0, -2, 0, -1]);
@@ -394,6 +397,7 @@ fn integer_division_edges_match_the_cpu() {
 /// dtypes (NaN, infinities and out-of-range floats into integers among the values).
 #[test]
 fn select_and_convert_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let mut rng = Rng(7);
     let mut cases = 0;
@@ -425,6 +429,7 @@ fn select_and_convert_match_the_cpu() {
 /// array says where it is; reading a GPU array (to_vec, item, printing) copies to the host.
 #[test]
 fn device_put_round_trips_every_dtype() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let mut rng = Rng(11);
     let dtypes = [
@@ -478,6 +483,7 @@ fn device_put_round_trips_every_dtype() {
 /// scalars, arrays made by jnp) follow the GPU operand there.
 #[test]
 fn operands_on_different_devices_are_an_error_naming_both() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let g = device_put(&jnp::arange(4.0), gpu);
     let c = device_put(&jnp::ones([4]), Device::Cpu(0));
@@ -515,6 +521,7 @@ impl Primitive for HostOnly {
 /// the dtype and the device; nothing is copied to the host behind the caller's back.
 #[test]
 fn unsupported_ops_and_dtypes_name_op_dtype_and_device() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let g = device_put(&jnp::arange(6.0), gpu);
     let msg = panic_text(&catch_unwind(AssertUnwindSafe(|| bind1(&HostOnly, &[&g]))).unwrap_err());
@@ -540,6 +547,7 @@ fn double(x: &Array) -> Array {
 /// binding the part of every operand it reads (a broadcast row included).
 #[test]
 fn arrays_larger_than_one_binding_run_in_windows() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let (rows, cols) = (3, 25_000_000);
     let x = jnp::arange((rows * cols) as f64).reshape([rows as isize, cols as isize]);
@@ -562,6 +570,7 @@ fn arrays_larger_than_one_binding_run_in_windows() {
 /// results, uploaded scalars, parameters and read-back buffers are reused.
 #[test]
 fn repeated_ops_reuse_buffers() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let g = device_put(&jnp::arange(1000.0), gpu);
     let step = |i: usize| {
@@ -585,6 +594,7 @@ fn repeated_ops_reuse_buffers() {
 /// The shader of one kernel, as generated: `add` of a float32 matrix and a broadcast row.
 #[test]
 fn generated_wgsl_snapshot() {
+    let _x64 = rjax::config::x64_scope(true);
     let wgsl = rjax::backend::elementwise_wgsl(
         ElementwiseOp::Binary(BinaryOp::Add),
         &[(DType::F32, &[4, 3]), (DType::F32, &[3])],
@@ -605,6 +615,7 @@ fn generated_wgsl_snapshot() {
 /// RJAX_PLATFORMS says otherwise; arrays are still made on the host.
 #[test]
 fn devices_list_gpus_first() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _one)) = gpu() else { return };
     let cpu_first =
         std::env::var("RJAX_PLATFORMS").is_ok_and(|p| p.trim_start().starts_with("cpu"));

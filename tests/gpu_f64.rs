@@ -189,6 +189,7 @@ const UNARY: [(UnaryOp, (f64, f64), u64); 35] = {
 
 #[test]
 fn unary_ops_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let mut rng = Rng(0x64_0001);
     let mut report = Vec::new();
@@ -209,6 +210,7 @@ fn unary_ops_match_the_cpu() {
 
 #[test]
 fn binary_ops_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     use BinaryOp::*;
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let mut rng = Rng(0x64_0002);
@@ -227,6 +229,7 @@ fn binary_ops_match_the_cpu() {
 /// kernel dtype both ways (NaN, infinities and out-of-range values into integers).
 #[test]
 fn select_and_convert_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let mut rng = Rng(0x64_0003);
     for _ in 0..6 {
@@ -278,6 +281,7 @@ fn hard_trig_arguments() -> Vec<f64> {
 
 #[test]
 fn trigonometry_reduces_huge_arguments_as_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     use UnaryOp::*;
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let xs = jnp::array(hard_trig_arguments());
@@ -295,6 +299,7 @@ fn trigonometry_reduces_huge_arguments_as_the_cpu() {
 
 #[test]
 fn pow_atan2_and_nextafter_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     use BinaryOp::*;
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let mut rng = Rng(0x64_0007);
@@ -326,6 +331,7 @@ fn pow_atan2_and_nextafter_match_the_cpu() {
 
 #[test]
 fn special_functions_without_a_gpu_kernel_say_so() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let x = device_put(&jnp::array([0.5f64, 1.0]), gpu);
     let msg = panic_of(|| bind1(&UnaryOp::Lgamma, &[&x]).to_vec::<f64>());
@@ -334,6 +340,7 @@ fn special_functions_without_a_gpu_kernel_say_so() {
 
 #[test]
 fn reductions_and_scans_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let mut rng = Rng(0x64_0004);
     let x = rng.array(DType::F64, &[6, 700, 3]);
@@ -360,6 +367,7 @@ fn reductions_and_scans_match_the_cpu() {
 
 #[test]
 fn shape_ops_indexing_products_and_convolutions_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::primitives::{ConvDimensionNumbers, ConvGeneralDilated};
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let mut rng = Rng(0x64_0005);
@@ -409,6 +417,7 @@ fn loss(w: &Array, x: &Array) -> Array {
 
 #[test]
 fn jit_grad_and_control_flow_run_in_float64() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let mut rng = Rng(0x64_0006);
     let (w, x) = (rng.array(DType::F64, &[5, 3]), rng.array(DType::F64, &[7, 5]));
@@ -423,6 +432,7 @@ fn jit_grad_and_control_flow_run_in_float64() {
 /// the derivative rules of the float64 kernels hold there too.
 #[test]
 fn float64_gradients_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let w = device_put(&jnp::array([[0.3f64, -0.2], [0.1, 0.4], [-0.5, 0.25]]), gpu);
     let x = device_put(&jnp::array([[1.0f64, -2.0, 0.5]]), gpu);
@@ -451,6 +461,7 @@ fn trig_loss(x: &Array) -> Array {
 /// on the GPU, against an f64 finite difference computed on the GPU.
 #[test]
 fn trigonometric_gradients_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = f64_gpu() else { return };
     let base = vec![0.3f64, -1.2, 2.5, 7.0, -0.05];
     let x = device_put(&jnp::array(base.clone()), gpu);

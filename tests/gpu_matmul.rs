@@ -57,6 +57,7 @@ fn check_matrix(gpu: Device, m: usize, k: usize, n: usize) {
 
 #[test]
 fn matrix_products_of_any_size() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     for (m, k, n) in [(1, 1, 1), (2, 3, 4), (37, 53, 19), (64, 16, 64), (65, 17, 63)] {
         check_matrix(gpu, m, k, n);
@@ -65,6 +66,7 @@ fn matrix_products_of_any_size() {
 
 #[test]
 fn matrix_products_larger_than_a_tile() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     check_matrix(gpu, 130, 257, 65);
     check_matrix(gpu, 3, 1000, 200);
@@ -72,6 +74,7 @@ fn matrix_products_larger_than_a_tile() {
 
 #[test]
 fn empty_contractions_give_zeros_and_empty_outputs_nothing() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     check_matrix(gpu, 5, 0, 7);
     check_matrix(gpu, 0, 4, 3);
@@ -86,6 +89,7 @@ fn empty_contractions_give_zeros_and_empty_outputs_nothing() {
 
 #[test]
 fn batched_products_with_axes_in_any_position() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     // lhs [2, 3, 4, 5]: contract (3, 1), batch 0, free 2; rhs [5, 2, 6, 3]: contract (0, 3),
     // batch 1, free 2.
@@ -103,6 +107,7 @@ fn batched_products_with_axes_in_any_position() {
 
 #[test]
 fn matrix_vector_and_vector_vector_products() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mv = dot((&[1], &[0]), (&[], &[]));
     check(gpu, &mv, DType::F32, (&[70, 300], &[300]), 1);
@@ -117,6 +122,7 @@ fn matrix_vector_and_vector_vector_products() {
 
 #[test]
 fn integer_products_wrap() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(11);
     let big = |rng: &mut Rng, n: usize| -> Vec<i32> { (0..n).map(|_| rng.next() as i32).collect() };
@@ -129,6 +135,7 @@ fn integer_products_wrap() {
 
 #[test]
 fn jnp_products_run_on_the_gpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(21);
     for dtype in [DType::F32, DType::I32] {
@@ -157,6 +164,7 @@ fn grad_through_products(x: &Array, w: &Array, u: &Array, v: &Array) -> (Array, 
 
 #[test]
 fn gradients_through_products_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(31);
     let args = [
@@ -173,6 +181,7 @@ fn gradients_through_products_match_the_cpu() {
 
 #[test]
 fn a_dtype_without_a_product_kernel_says_so() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let t = device_put(&jnp::array([true, false]), gpu);
     let message = panic_of(|| jnp::dot(&t, &t));
@@ -187,6 +196,7 @@ fn words(rng: &mut Rng, shape: &[usize]) -> Array {
 
 #[test]
 fn threefry_is_bit_exact() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(41);
     let cases: [[&[usize]; 4]; 4] = [
@@ -205,6 +215,7 @@ fn threefry_is_bit_exact() {
 
 #[test]
 fn threefry_known_answer_on_the_gpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     // The Random123 known-answer test (also the host's doctest).
     let put = |v: u32| device_put(&Array::from_shape_vec([1], vec![v]), gpu);

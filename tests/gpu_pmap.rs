@@ -41,6 +41,7 @@ fn collectives(x: &Array) -> (Array, Array, Array, Array, Array) {
 
 #[test]
 fn collectives_run_across_gpus_as_across_cpus() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some(gpus) = four_gpus() else { return };
     let x = Rng(3).array(DType::F32, &[4, 5]);
     let on_cpu = collectives(&x);
@@ -83,6 +84,7 @@ fn grad_loss(w: &Array, x: &Array, y: &Array) -> Array {
 
 #[test]
 fn data_parallel_training_steps_on_gpus_match_the_cpus() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some(gpus) = four_gpus() else { return };
     let mut rng = Rng(11);
     let (w, x, y) = (
@@ -112,6 +114,7 @@ fn double(x: &Array) -> Array {
 
 #[test]
 fn a_pmap_fed_another_keeps_its_pieces_on_their_gpus() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some(gpus) = four_gpus() else { return };
     let x = device_put(&jnp::arange(8.0).reshape([4, 2]), gpus[0]);
     let once = double(&x);
@@ -124,6 +127,7 @@ fn a_pmap_fed_another_keeps_its_pieces_on_their_gpus() {
 
 #[test]
 fn more_shards_than_gpus_is_refused_with_the_fix() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some(gpus) = four_gpus() else { return };
     let x = device_put(&jnp::ones([5, 2]), gpus[0]);
     let msg = common::gpu::panic_of(|| double(&x));

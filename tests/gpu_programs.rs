@@ -31,6 +31,7 @@ fn permutation(rng: &mut Rng, n: usize) -> Vec<usize> {
 
 #[test]
 fn transpose_reshape_and_rev_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(11);
     for case in 0..120 {
@@ -51,6 +52,7 @@ fn transpose_reshape_and_rev_match_the_cpu() {
 
 #[test]
 fn broadcast_and_slice_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(12);
     for case in 0..120 {
@@ -84,6 +86,7 @@ fn broadcast_and_slice_match_the_cpu() {
 
 #[test]
 fn concatenate_and_pad_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(13);
     for case in 0..120 {
@@ -135,6 +138,7 @@ fn layer(w: &Array, x: &Array) -> Array {
 
 #[test]
 fn jit_runs_on_gpu_arguments() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(14);
     let (w, x) = (rng.array(DType::F32, &[6]), rng.array(DType::F32, &[6]));
@@ -148,6 +152,7 @@ fn flip_rows(r: &Array) -> Array {
 
 #[test]
 fn vmap_and_jvp_run_on_gpu_arguments() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(15);
     let m = rng.array(DType::F32, &[3, 4]);
@@ -161,6 +166,7 @@ fn vmap_and_jvp_run_on_gpu_arguments() {
 
 #[test]
 fn cond_and_while_loop_run_on_gpu_arguments() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let x = jnp::arange(5.0);
     assert_matches_cpu("cond", gpu, std::slice::from_ref(&x), 0.0, |a| {
@@ -181,6 +187,7 @@ fn cond_and_while_loop_run_on_gpu_arguments() {
 
 #[test]
 fn gather_and_scatter_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::primitives::{Gather, IndexMode, Scatter, ScatterOp};
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(16);
@@ -226,6 +233,7 @@ fn gather_and_scatter_match_the_cpu() {
 
 #[test]
 fn jnp_indexing_runs_on_the_gpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let x = jnp::arange(12.0).reshape([3, 4]);
     let idx = jnp::array([2, -1, 0, 7]);
@@ -243,6 +251,7 @@ fn jnp_indexing_runs_on_the_gpu() {
 
 #[test]
 fn convolutions_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::primitives::{ConvDimensionNumbers, ConvGeneralDilated};
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(17);
@@ -289,6 +298,7 @@ fn convolutions_match_the_cpu() {
 
 #[test]
 fn scan_runs_on_gpu_arguments() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(18);
     let xs = rng.array(DType::F32, &[5, 3]);
@@ -315,6 +325,7 @@ fn fused_chain(x: &Array, row: &Array, flags: &Array) -> (Array, Array) {
 
 #[test]
 fn fused_kernels_equal_unfused_and_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(19);
     let x = rng.array(DType::F32, &[64, 33]);
@@ -342,6 +353,7 @@ fn fused_kernels_equal_unfused_and_the_cpu() {
 
 #[test]
 fn fused_wgsl_snapshot() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::backend::{ElementwiseGroup, ElementwiseOp, GroupOp, GroupValue};
     use rjax::primitives::{BinaryOp, UnaryOp};
     let group = ElementwiseGroup {
@@ -385,6 +397,7 @@ fn snapshot(name: &str, wgsl: &str) {
 
 #[test]
 fn fused_reduction_wgsl_snapshots() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::backend::{ElementwiseGroup, ElementwiseOp, GroupOp, GroupReduction, GroupValue};
     use rjax::primitives::{BinaryOp, ReduceOp, UnaryOp};
     let op = |op, args: &[GroupValue], dtype| GroupOp { op, args: args.to_vec(), dtype };
@@ -432,6 +445,7 @@ fn fused_reduction_wgsl_snapshots() {
 
 #[test]
 fn key_operations_run_on_a_gpu_key() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::random;
     let Some((gpu, _lock)) = gpu() else { return };
     let data = random::key_data(&random::key(42));
@@ -452,6 +466,7 @@ fn key_operations_run_on_a_gpu_key() {
 /// samples stay on the GPU.
 #[test]
 fn float_samplers_run_on_a_gpu_key() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::random;
     let Some((gpu, _lock)) = gpu() else { return };
     let data = random::key_data(&random::key(7));
@@ -477,6 +492,7 @@ fn float_samplers_run_on_a_gpu_key() {
 /// Bounds placed on the GPU with a key on the host: the draw meets them there.
 #[test]
 fn uniform_bounds_on_a_gpu_draw_there() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::random;
     let Some((gpu, _lock)) = gpu() else { return };
     let key = random::key(3);
@@ -509,6 +525,7 @@ fn doubled_five_times(x: &Array, i: &Array) -> Array {
 
 #[test]
 fn a_jit_call_is_one_submission_and_makes_no_buffers_once_warm() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::device::{memory_stats, submissions};
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(23);

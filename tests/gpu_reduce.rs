@@ -145,6 +145,7 @@ const REDUCE_OPS: [ReduceOp; 6] =
 
 #[test]
 fn every_fold_matches_the_cpu_on_chosen_shapes() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0001);
     let mut cases = 0;
@@ -161,6 +162,7 @@ fn every_fold_matches_the_cpu_on_chosen_shapes() {
 
 #[test]
 fn every_fold_matches_the_cpu_on_random_shapes() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0002);
     for op in REDUCE_OPS {
@@ -176,6 +178,7 @@ fn every_fold_matches_the_cpu_on_random_shapes() {
 
 #[test]
 fn max_and_min_propagate_nan_and_integers_wrap() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut with_nan = vec![1.0f32; 2000];
     with_nan[1700] = f32::NAN;
@@ -205,6 +208,7 @@ fn check_arg(gpu: Device, rng: &mut Rng, op: ArgOp, dtype: DType, shape: &[usize
 
 #[test]
 fn argmax_and_argmin_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0003);
     let chosen: [(&[usize], usize); 9] = [
@@ -238,6 +242,7 @@ fn argmax_and_argmin_match_the_cpu() {
 
 #[test]
 fn the_first_nan_and_the_first_tie_win() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut v = vec![0.0f32; 3000];
     for at in [10, 600, 2500] {
@@ -265,6 +270,7 @@ fn scan_dtypes(op: CumOp) -> &'static [DType] {
 
 #[test]
 fn cumulative_scans_match_the_cpu_both_ways() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0004);
     let chosen: [(&[usize], usize); 7] = [
@@ -304,6 +310,7 @@ fn cumulative_scans_match_the_cpu_both_ways() {
 
 #[test]
 fn jnp_reductions_run_on_the_gpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0005);
     let x = data(&mut rng, DType::F32, &[6, 1200, 3], false, false);
@@ -342,6 +349,7 @@ fn jnp_reductions_run_on_the_gpu() {
 
 #[test]
 fn a_float_sum_gives_the_same_bits_every_run() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0006);
     let x = device_put(&data(&mut rng, DType::F32, &[1 << 20], false, false), gpu);
@@ -367,6 +375,7 @@ fn max_loss(x: &Array) -> Array {
 
 #[test]
 fn gradients_of_sums_match_the_cpu() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0007);
     let x = data(&mut rng, DType::F32, &[4, 300], false, false);
@@ -378,6 +387,7 @@ fn gradients_of_sums_match_the_cpu() {
 
 #[test]
 fn a_reduction_of_an_unsupported_dtype_says_so() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let x = device_put(&Array::from_shape_vec([3], vec![1i64, 2, 3]), gpu);
     let message = panic_of(|| bind1(&Reduce { op: ReduceOp::Sum, axes: vec![0] }, &[&x]));
@@ -433,6 +443,7 @@ fn bits(a: &Array) -> Vec<u32> {
 
 #[test]
 fn fused_reductions_match_the_cpu_and_the_unfused_ops() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0008);
     for (shape, axis) in FUSED_CASES {
@@ -468,6 +479,7 @@ fn fused_reductions_match_the_cpu_and_the_unfused_ops() {
 
 #[test]
 fn fused_integer_reductions_match_the_cpu_bit_for_bit() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     let mut rng = Rng(0x5eed_0009);
     for shape in [&[0, 4][..], &[1, 1], &[9, 4], &[700, 3], &[3, 400, 2]] {
@@ -482,6 +494,7 @@ fn fused_integer_reductions_match_the_cpu_bit_for_bit() {
 
 #[test]
 fn reductions_of_arrays_larger_than_one_binding() {
+    let _x64 = rjax::config::x64_scope(true);
     let Some((gpu, _lock)) = gpu() else { return };
     // 300 MB of f32, more than lavapipe's 128 MiB per binding: the kernels bind it in
     // chunks. Small integers keep every sum exact in f32, so any order gives the same bits.

@@ -13,6 +13,7 @@ use common::gpu::{gpu, panic_of};
 
 #[test]
 fn float64_without_shader_f64_names_the_op_dtype_and_adapter() {
+    let _x64 = rjax::config::x64_scope(true);
     std::env::set_var("RJAX_GPU_FEATURES_OFF", "shader-f64");
     let Some((gpu, _lock)) = gpu() else { return };
     let kind = device::device_kind(gpu).unwrap();

@@ -28,6 +28,7 @@ fn x24() -> Array {
 
 #[test]
 fn golden_out_of_bounds_indexing_clamps() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "out_of_bounds_indexing_clamps";
     let x = input(name, "x");
     assert_golden(name, 0, &x.slice(s![10]));
@@ -40,6 +41,7 @@ fn golden_out_of_bounds_indexing_clamps() {
 
 #[test]
 fn golden_at_set_add_values() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "at_set_add_values";
     let x = input(name, "x");
     assert_golden(name, 0, &x.at(s![2]).set(10.0));
@@ -370,6 +372,7 @@ fn product(lists: &[Vec<usize>]) -> Vec<Vec<usize>> {
 proptest! {
     #[test]
     fn slicing_agrees_with_a_naive_loop((shape, entries) in shape_and_entries()) {
+        let _x64 = rjax::config::x64_scope(true);
         let n: usize = shape.iter().product();
         let data: Vec<i64> = (0..n as i64).collect();
         let x = Array::from_shape_vec(&shape, data.clone());

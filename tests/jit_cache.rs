@@ -130,6 +130,7 @@ fn doubled(x: &Array) -> Array {
 
 #[test]
 fn a_new_dtype_or_weak_type_is_a_new_trace() {
+    let _x64 = rjax::config::x64_scope(true);
     let f = jnp::array([1.0f32, 2.0]);
     let cases = [
         f.clone(),

@@ -30,6 +30,7 @@ fn sin_steps(x: &Array, n: usize) -> Array {
 
 #[test]
 fn golden_jit_static_argnums() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("jit_static_argnums", "x");
     assert_golden("jit_static_argnums", 0, &sin_steps(&x, 2));
     assert_golden("jit_static_argnums", 1, &sin_steps(&x, 3));
@@ -54,6 +55,7 @@ fn reduce_by(x: &Array, mode: &str) -> Array {
 
 #[test]
 fn golden_jit_static_argnames() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("jit_static_argnames", "x");
     assert_golden("jit_static_argnames", 0, &reduce_by(&x, "sum"));
     assert_golden("jit_static_argnames", 1, &reduce_by(&x, "prod"));
@@ -73,6 +75,7 @@ fn fast_f(x: &Array) -> Array {
 
 #[test]
 fn golden_jit_slow_f() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("jit_slow_f", "x");
     let fast = fast_f(&x);
     let slow = slow_f(&x);
@@ -107,6 +110,7 @@ fn prod_sum_tuple(d: (Array, Array)) -> (Array, Array) {
 
 #[test]
 fn golden_jit_pytree_in_out() {
+    let _x64 = rjax::config::x64_scope(true);
     let d = AB { a: input("jit_pytree_in_out", "a"), b: input("jit_pytree_in_out", "b") };
     let out = prod_sum(&d);
     let leaves = tree::leaves(&out);
@@ -138,6 +142,7 @@ fn static_range_loop_scalar(x: f32) -> f32 {
 
 #[test]
 fn golden_python_for_loop_static_range() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("python_for_loop_static_range", "x");
     assert_golden("python_for_loop_static_range", 0, &static_range_loop(&x));
     let want = output("python_for_loop_static_range", 0);
@@ -164,6 +169,7 @@ fn rec_n(x: &Array, depth: usize) -> Array {
 
 #[test]
 fn golden_python_recursion_fixed_depth() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("python_recursion_fixed_depth", "x");
     assert_golden("python_recursion_fixed_depth", 0, &rec3(&x));
     // Eagerly, the traceable function runs op by op and gives the same value.
@@ -198,6 +204,7 @@ fn abs_val_scalar(x: f32) -> f32 {
 
 #[test]
 fn golden_abs_val_traced_if() {
+    let _x64 = rjax::config::x64_scope(true);
     for name in ["abs_val_grad_at_1.0", "abs_val_grad_at_neg1.0"] {
         let x = input(name, "x");
         assert_golden(name, 0, &abs_val(&x));
@@ -217,6 +224,7 @@ fn lax_cond_sin_cos(x: &Array) -> Array {
 
 #[test]
 fn golden_cond_branch_values() {
+    let _x64 = rjax::config::x64_scope(true);
     for name in ["cond_true_branch_value_grad", "cond_false_branch_value_grad"] {
         let x = input(name, "x");
         assert_golden(name, 0, &lax_cond_sin_cos(&x));

@@ -277,6 +277,7 @@ const UNARY: &[(&str, Unary, Unary, bool)] = &[
 
 #[test]
 fn unary_elementwise() {
+    let _x64 = rjax::config::x64_scope(true);
     for &(name, eager, jitted, ints) in UNARY {
         let mut rng = Rng::new(1);
         for seed in 0..SEEDS {
@@ -299,6 +300,7 @@ twins! {
 
 #[test]
 fn logical_not_on_bools_and_ints() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(2);
     for _ in 0..SEEDS {
         let shape = rng.shape(0, 3);
@@ -383,6 +385,7 @@ const BINARY: &[(&str, Binary, Binary, Kinds)] = &[
 
 #[test]
 fn binary_elementwise_with_broadcasting() {
+    let _x64 = rjax::config::x64_scope(true);
     for &(name, eager, jitted, kinds) in BINARY {
         let mut rng = Rng::new(3);
         for seed in 0..SEEDS {
@@ -409,6 +412,7 @@ twins! {
 
 #[test]
 fn logical_binary_ops() {
+    let _x64 = rjax::config::x64_scope(true);
     let ops: [(&str, Binary, Binary); 4] = [
         ("and", l_and::eager, l_and::jitted),
         ("or", l_or::eager, l_or::jitted),
@@ -460,6 +464,7 @@ twins! {
 
 #[test]
 fn rust_scalars_on_either_side() {
+    let _x64 = rjax::config::x64_scope(true);
     let ops: [(&str, Unary, Unary); 17] = [
         ("x + 2.5", s_add_right::eager, s_add_right::jitted),
         ("2.5 + x", s_add_left::eager, s_add_left::jitted),
@@ -530,6 +535,7 @@ fn golden_promotions(i: &Array, h: &Array, u: &Array) -> (Array, Array, Array, A
 
 #[test]
 fn golden_int_array_plus_python_float() {
+    let _x64 = rjax::config::x64_scope(true);
     let i = jnp::array([1, 2]);
     let h = jnp::array([1.0f32]).astype(DType::F16);
     let u = jnp::array([1u8]);
@@ -548,6 +554,7 @@ twins! {
 
 #[test]
 fn type_promotion_matches_eager() {
+    let _x64 = rjax::config::x64_scope(true);
     let kinds: [(DType, bool); 9] = [
         (DType::Bool, false),
         (DType::I32, false),
@@ -651,6 +658,7 @@ const REDUCTIONS: &[(&str, Reduction, Reduction, bool)] = &[
 
 #[test]
 fn reductions_over_one_axis() {
+    let _x64 = rjax::config::x64_scope(true);
     for &(name, eager, jitted, ints) in REDUCTIONS {
         let mut rng = Rng::new(8);
         for seed in 0..SEEDS {
@@ -743,6 +751,7 @@ twins! {
 
 #[test]
 fn reductions_over_all_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut rng = Rng::new(10);
     for seed in 0..SEEDS {
         let shape = rng.shape(0, 3);
@@ -853,6 +862,7 @@ const SHAPE_OPS: &[(&str, ShapeOp, ShapeOp, usize)] = &[
 
 #[test]
 fn shape_ops() {
+    let _x64 = rjax::config::x64_scope(true);
     for &(name, eager, jitted, min_rank) in SHAPE_OPS {
         let mut rng = Rng::new(11);
         for seed in 0..SEEDS {
@@ -1026,6 +1036,7 @@ twins! {
 
 #[test]
 fn matrix_products() {
+    let _x64 = rjax::config::x64_scope(true);
     let ops: [(&str, Binary, Binary); 7] = [
         ("matmul", mm_matmul::eager, mm_matmul::jitted),
         ("dot", mm_dot::eager, mm_dot::jitted),
@@ -1131,6 +1142,7 @@ fn weak_type_changes() {
 
 #[test]
 fn astype_and_constants() {
+    let _x64 = rjax::config::x64_scope(true);
     let targets = [
         DType::Bool,
         DType::I8,

@@ -358,6 +358,7 @@ fn every_golden_case_has_a_program() {
 
 #[test]
 fn values_match_jax_eagerly_and_under_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, case) in cases() {
         let f = program(base(name)).expect("checked above");
         let inputs = leaves(case, "inputs");
@@ -380,6 +381,7 @@ fn values_match_jax_eagerly_and_under_jit() {
 
 #[test]
 fn gradients_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut checked = 0;
     for (name, case) in cases() {
         if case["grads"].is_null() {
@@ -425,6 +427,7 @@ fn second_example(x: &Array) -> Array {
 
 #[test]
 fn vmap_equals_each_example() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, case) in cases() {
         let first = leaves(case, "inputs");
         if DATA_DEPENDENT.contains(&base(name)) || first.is_empty() {
@@ -446,6 +449,7 @@ fn vmap_equals_each_example() {
 
 #[test]
 fn derivative_rules_pass_finite_differences_in_f64() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = jnp::array([[0.3f64, -1.2, 0.7, 2.0], [1.1, 0.4, -0.6, 0.9], [-0.2, 1.7, 0.5, -1.4]]);
     let v = jnp::array([0.8f64, -0.3, 1.2]);
     let kernel = jnp::array([1.0f64, -2.0, 0.5]);

@@ -21,6 +21,7 @@ fn cond_jit(x: &Array) -> Array {
 
 #[test]
 fn cond_matches_jax_on_both_branches() {
+    let _x64 = rjax::config::x64_scope(true);
     for case in ["cond_true_branch_value_grad", "cond_false_branch_value_grad"] {
         let x = input(case, "x");
         close(&cond_branches(&x), &output(case, 0));
@@ -41,6 +42,7 @@ fn switch_jit(i: &Array, x: &Array) -> Array {
 
 #[test]
 fn switch_clamps_its_index_like_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let case = "switch_index_clamped";
     let x = input(case, "x");
     for (k, i) in [0, 1, 2, 7, -3].into_iter().enumerate() {
@@ -67,6 +69,7 @@ fn while_jit(x: &Array) -> (Array, Array) {
 
 #[test]
 fn while_loop_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let case = "while_loop_value";
     let x = input(case, "x");
     let eager = lax::while_loop(
@@ -97,6 +100,7 @@ fn fori_traced_bound(x: &Array, n: &Array) -> Array {
 
 #[test]
 fn fori_loop_matches_jax_with_static_and_traced_bounds() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("fori_loop_value_grad_static", "x");
     close(&fori_static(&x), &output("fori_loop_value_grad_static", 0));
     let case = "fori_loop_dynamic_trip_count";

@@ -26,6 +26,7 @@ fn weighted_cumsum(xs: &Array) -> Array {
 
 #[test]
 fn scan_cumsum_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "scan_cumsum";
     let (init, xs) = (input(name, "init"), input(name, "xs"));
     let (last, ys) = lax::scan(cumsum_step, init.clone(), xs.clone());
@@ -65,6 +66,7 @@ fn rnn_case() -> (RnnParams, Array, Array) {
 
 #[test]
 fn scan_rnn_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let (params, h0, xs) = rnn_case();
     let (h, hs) = rnn(&params, &h0, &xs);
     assert_golden("scan_rnn_value", 0, &h);
@@ -78,6 +80,7 @@ fn scan_rnn_matches_jax() {
 
 #[test]
 fn scan_without_xs_takes_a_length() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "scan_no_xs_length";
     let step = |c: Array, (): ()| (&c * 2.0 + 1.0, c);
     let (last, ys) =
@@ -93,6 +96,7 @@ fn row_map(xs: &Array) -> Array {
 
 #[test]
 fn map_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let xs = input("lax_map", "xs");
     assert_golden("lax_map", 0, &lax::map(|r: Array| (&r * &r).sum() + r.slice(s![0]), xs.clone()));
     assert_golden("lax_map", 0, &row_map(&xs));
@@ -105,6 +109,7 @@ fn fori_grad(x: &Array) -> Array {
 
 #[test]
 fn fori_loop_with_static_bounds_differentiates_in_reverse_mode() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "fori_loop_value_grad_static";
     assert_golden(name, 1, &fori_grad(&input(name, "x")));
 }
@@ -200,6 +205,7 @@ fn scanned_grads_jit(params: &RnnParams, h0: &Array, xs: &Array) -> (RnnParams, 
 
 #[test]
 fn rnn_gradients_equal_the_unrolled_loops() {
+    let _x64 = rjax::config::x64_scope(true);
     let (params, h0, xs) = rnn_case();
     let unrolled = rjax::tree::leaves(&unrolled_grads(&params, &h0, &xs));
     for scanned in [scanned_grads(&params, &h0, &xs), scanned_grads_jit(&params, &h0, &xs)] {
@@ -251,6 +257,7 @@ fn sin_weight_rnn_loss(w: &Array, xs: &Array) -> Array {
 /// stacking `length` copies of it. The gradient still matches finite differences.
 #[test]
 fn loop_invariant_residuals_are_recomputed_not_stacked() {
+    let _x64 = rjax::config::x64_scope(true);
     let w = jnp::linspace(-1.0, 1.0, 9).reshape([3, 3]);
     let xs = jnp::linspace(0.0, 2.0, 15).reshape([5, 3]);
     let program = sin_weight_rnn_loss::jaxpr(&w, &xs).simplified;

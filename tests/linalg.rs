@@ -8,6 +8,7 @@ use rjax::prelude::*;
 
 #[test]
 fn dot_matmul_einsum_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "dot_matmul_einsum";
     let (a, b, v) = (input(c, "A"), input(c, "B"), input(c, "v"));
     assert_golden(c, 0, &jnp::dot(&a, &b));
@@ -23,6 +24,7 @@ fn dot_matmul_einsum_match_jax() {
 
 #[test]
 fn batched_matmul_and_einsum_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "batched_matmul_einsum_and_grad";
     let (a, b) = (input(c, "A"), input(c, "B"));
     assert_golden(c, 0, &jnp::matmul(&a, &b));
@@ -36,6 +38,7 @@ fn iota(shape: &[usize]) -> Array {
 
 #[test]
 fn matmul_broadcasts_batches_and_handles_vectors() {
+    let _x64 = rjax::config::x64_scope(true);
     let m = iota(&[2, 1, 3, 4]);
     let n = iota(&[5, 4, 2]);
     let out = jnp::matmul(&m, &n);
@@ -47,6 +50,7 @@ fn matmul_broadcasts_batches_and_handles_vectors() {
 
 #[test]
 fn tensordot_and_einsum_forms_match_numpy() {
+    let _x64 = rjax::config::x64_scope(true);
     let a = iota(&[2, 3, 4]);
     let b = iota(&[4, 3]);
     let t = jnp::tensordot(&a, &b, ([1, 2], [1, 0]));
@@ -68,6 +72,7 @@ fn tensordot_and_einsum_forms_match_numpy() {
 
 #[test]
 fn every_dtype_multiplies() {
+    let _x64 = rjax::config::x64_scope(true);
     for dtype in [
         DType::F32,
         DType::F64,
@@ -126,6 +131,7 @@ fn large_products_use_the_tuned_kernel_and_stay_accurate() {
 /// sizes alike.
 #[test]
 fn products_of_transposed_operands_read_in_place_are_exact() {
+    let _x64 = rjax::config::x64_scope(true);
     for (m, k, n) in [(37, 53, 29), (130, 300, 90)] {
         let (va, vb) = (values(m * k, 0.25), values(k * n, 1.5));
         let want = naive(&va, &vb, m, k, n);

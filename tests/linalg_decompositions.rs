@@ -69,6 +69,7 @@ fn cholesky_vmap(a: &Array) -> Array {
 
 #[test]
 fn cholesky_matches_jax_with_gradient_vmap_and_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("cholesky_{dt}");
         let a = field(&case, "a");
@@ -98,6 +99,7 @@ fn solve_vmap(a: &Array, b: &Array) -> Array {
 
 #[test]
 fn solve_and_inv_match_jax_with_gradients_vmap_and_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("solve_{dt}");
         let (a, b, bv) = (field(&case, "a"), field(&case, "b"), field(&case, "bv"));
@@ -143,6 +145,7 @@ fn det_jit(a: &Array) -> Array {
 
 #[test]
 fn det_and_slogdet_match_jax_with_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("det_{dt}");
         let (a, a5) = (field(&case, "a"), field(&case, "a5"));
@@ -179,6 +182,7 @@ fn eigvals_vmap(a: &Array) -> Array {
 
 #[test]
 fn eigh_matches_jax_up_to_eigenvector_signs() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("eigh_{dt}");
         let a = field(&case, "a");
@@ -199,6 +203,7 @@ fn eigh_matches_jax_up_to_eigenvector_signs() {
 
 #[test]
 fn qr_matches_jax_up_to_signs() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("qr_{dt}");
         let a = field(&case, "a");
@@ -234,6 +239,7 @@ fn svdvals_vmap(a: &Array) -> Array {
 
 #[test]
 fn svd_matches_jax_up_to_signs() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("svd_{dt}");
         let (a, wide) = (field(&case, "a"), field(&case, "wide"));
@@ -270,6 +276,7 @@ fn norm2_vmap(x: &Array) -> Array {
 
 #[test]
 fn norms_match_jax_for_every_order_axis_and_keepdims() {
+    let _x64 = rjax::config::x64_scope(true);
     let inf = f64::INFINITY;
     for dt in DTYPES {
         let case = format!("norm_{dt}");
@@ -328,6 +335,7 @@ fn norms_match_jax_for_every_order_axis_and_keepdims() {
 
 #[test]
 fn lstsq_pinv_and_matrix_power_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("lstsq_{dt}");
         let (a, b) = (field(&case, "a"), field(&case, "b"));
@@ -384,6 +392,7 @@ fn solve_lower_vmap(b: &Array) -> Array {
 
 #[test]
 fn solve_triangular_matches_jax_for_every_flag() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("solve_triangular_{dt}");
         let (low, b, bv) = (field(&case, "low"), field(&case, "b"), field(&case, "bv"));
@@ -424,6 +433,7 @@ fn lu_u_vmap(a: &Array) -> Array {
 
 #[test]
 fn lu_matches_jax_for_square_tall_and_wide_matrices() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = format!("lu_{dt}");
         for name in ["square", "tall", "wide"] {
@@ -453,6 +463,7 @@ fn f64_field(case: &str, key: &str) -> Array {
 
 #[test]
 fn factorization_derivatives_match_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let spd = f64_field("cholesky_float64", "a");
     check_grads("cholesky", &|a| jnp::linalg::cholesky(a), &spd, 1e-6);
     let sym = f64_field("eigh_float64", "a");
@@ -587,6 +598,7 @@ fn solve_with_batches_that_do_not_broadcast_panics() {
 /// and per matrix of a batch, as JAX gives.
 #[test]
 fn cholesky_of_a_matrix_that_is_not_positive_definite_is_nan() {
+    let _x64 = rjax::config::x64_scope(true);
     let nan_lower = |l: &Array| {
         let v = l.astype(DType::F64).to_vec::<f64>().unwrap();
         assert!(v[0].is_nan() && v[2].is_nan() && v[3].is_nan() && v[1] == 0.0, "{v:?}");
@@ -811,6 +823,7 @@ fn lu_tall(a: &Array) -> (Array, Array) {
 
 #[test]
 fn vmap_of_every_function_and_its_gradient_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in DTYPES {
         let case = |name: &str| format!("{name}_{dt}");
         let want = |name: &str, key: &str| mapped_field(&case(name), key);
@@ -889,6 +902,7 @@ fn vmap_of_every_function_and_its_gradient_matches_jax() {
 /// functions composed from `lu` (`inv`, `slogdet`, `matrix_power` with a negative power).
 #[test]
 fn remaining_derivative_rules_match_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     use rjax::primitives::{bind1, TriangularSolve};
     let low = f64_field("solve_triangular_float64", "low");
     let b = f64_field("solve_triangular_float64", "b").swapaxes(0, 1);

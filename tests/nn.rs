@@ -110,6 +110,7 @@ elementwise! {
 
 #[test]
 fn elementwise_functions_match_jax_eagerly_and_under_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in elementwise_cases() {
         for dt in ["float32", "float64"] {
             let case = format!("{name}_{dt}");
@@ -122,6 +123,7 @@ fn elementwise_functions_match_jax_eagerly_and_under_jit() {
 
 #[test]
 fn elementwise_derivatives_match_jax_at_kinks_and_extremes() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in elementwise_cases() {
         for dt in ["float32", "float64"] {
             let case = format!("{name}_{dt}");
@@ -134,6 +136,7 @@ fn elementwise_derivatives_match_jax_at_kinks_and_extremes() {
 
 #[test]
 fn elementwise_functions_vmap_like_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in elementwise_cases() {
         for dt in ["float32", "float64"] {
             let case = format!("{name}_{dt}");
@@ -213,6 +216,7 @@ over_axes! {
 
 #[test]
 fn functions_over_axes_match_jax_in_value_gradient_and_vmap() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in axes_cases() {
         for dt in ["float32", "float64"] {
             let case = format!("{name}_{dt}");
@@ -228,6 +232,7 @@ fn functions_over_axes_match_jax_in_value_gradient_and_vmap() {
 
 #[test]
 fn one_hot_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let got = nn::one_hot(&field("one_hot", "x"), 4);
     assert_close(&got, &field("one_hot", "out"), 0.0, 0.0);
 }
@@ -239,6 +244,7 @@ fn smooth_points() -> Array {
 
 #[test]
 fn derivatives_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     type F = fn(&Array) -> Array;
     let functions: [(&str, F); 16] = [
         ("relu", nn::relu),
@@ -269,6 +275,7 @@ fn derivatives_agree_with_finite_differences() {
 
 #[test]
 fn initializers_have_jax_names_and_values() {
+    let _x64 = rjax::config::x64_scope(true);
     use nn::initializers;
     let key = random::key(0);
     let same = |a: &Array, b: &Array| assert_eq!(a.to_vec::<f32>(), b.to_vec::<f32>());

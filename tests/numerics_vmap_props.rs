@@ -337,6 +337,7 @@ proptest! {
         out in 0u8..8,
         seed in 0u32..1000,
     ) {
+        let _x64 = rjax::config::x64_scope(true);
         check_all(factor_cases(), &Draw { d, size, maps: &maps, out, seed });
     }
 
@@ -348,6 +349,7 @@ proptest! {
         out in 0u8..8,
         seed in 0u32..1000,
     ) {
+        let _x64 = rjax::config::x64_scope(true);
         let draw = Draw { d, size, maps: &maps, out, seed };
         check_all(fft_cases(), &draw);
         check_all(complex_cases(), &draw);

@@ -133,6 +133,7 @@ fn stack_keys(keys: &[Key]) -> Vec<Array> {
 
 #[test]
 fn golden_prngkey_data() {
+    let _x64 = rjax::config::x64_scope(true);
     assert_golden("prngkey_0_data", 0, &random::key_data(&k(0)));
     assert_golden("prngkey_42_data", 0, &random::key_data(&k(42)));
     assert_golden("prngkey_negative_seed", 0, &random::key_data(&k(-1)));
@@ -141,6 +142,7 @@ fn golden_prngkey_data() {
 
 #[test]
 fn golden_threefry2x32_known_answer() {
+    let _x64 = rjax::config::x64_scope(true);
     let key = jnp::array([0x1319_8A2Eu32, 0x0370_7344]);
     let count = jnp::array([0x243F_6A88u32, 0x85A3_08D3]);
     assert_golden("threefry2x32_known_answer", 0, &random::threefry_2x32(&key, &count));
@@ -148,6 +150,7 @@ fn golden_threefry2x32_known_answer() {
 
 #[test]
 fn golden_split_and_fold_in() {
+    let _x64 = rjax::config::x64_scope(true);
     assert_golden("split_default", 0, &random::key_data(&random::split(&k(0), 2)));
     assert_golden("split_8", 0, &random::key_data(&random::split(&k(0), 8)));
     assert_golden("fold_in", 0, &random::key_data(&random::fold_in(&k(0), 1)));
@@ -157,6 +160,7 @@ fn golden_split_and_fold_in() {
 
 #[test]
 fn golden_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     assert_golden("bits_uint32", 0, &random::bits(&k(0), [4]));
     assert_golden("bits_uint32", 1, &random::bits(&k(0), [3]));
     assert_golden("bits_uint32", 2, &random::bits(&k(0), [2, 3]));
@@ -164,12 +168,14 @@ fn golden_bits() {
 
 #[test]
 fn golden_normal_and_uniform() {
+    let _x64 = rjax::config::x64_scope(true);
     assert_golden("normal_key0_shape4", 0, &random::normal(&k(0), [4]));
     assert_golden("uniform_minval_maxval", 0, &random::uniform_range(&k(42), [2, 3], -2.0, 3.0));
 }
 
 #[test]
 fn golden_normal_from_split_subkey() {
+    let _x64 = rjax::config::x64_scope(true);
     let keys = random::split(&k(0), 2);
     let (key, subkey) = (keys.get(0), keys.get(1));
     let name = "normal_from_split_subkey";
@@ -181,6 +187,7 @@ fn golden_normal_from_split_subkey() {
 
 #[test]
 fn golden_uniform_normal_from_bits() {
+    let _x64 = rjax::config::x64_scope(true);
     let key = k(0);
     let name = "uniform_normal_from_bits";
     assert_golden(name, 0, &random::bits(&key, [4]));
@@ -200,6 +207,7 @@ fn check_exact(got: &Array, want: &Array) {
 
 #[test]
 fn golden_randint_and_per_key_normal() {
+    let _x64 = rjax::config::x64_scope(true);
     let key = k(7);
     let name = "randint_and_vmap_normal";
     assert_golden(name, 0, &random::randint(&key, [6], 0, 10));
@@ -212,6 +220,7 @@ fn golden_randint_and_per_key_normal() {
 
 #[test]
 fn golden_x64_prng() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "x64_prng";
     let key = k(0);
     assert_golden(name, 0, &random::key_data(&key));
@@ -225,6 +234,7 @@ fn golden_x64_prng() {
 
 #[test]
 fn golden_pmap_random_normal_mats() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "pmap_mean_of_random_normal_mats";
     let keys = random::split(&k(0), 8);
     assert_golden(name, 0, &random::key_data(&keys));
@@ -238,6 +248,7 @@ fn golden_pmap_random_normal_mats() {
 
 #[test]
 fn keys_from_seeds() {
+    let _x64 = rjax::config::x64_scope(true);
     let seeds = [0, 1, 42, -1, (1 << 31) - 1, -(1 << 31), 123456789, (1 << 40) + 3];
     let got: Vec<Array> = seeds.iter().map(|&s| random::key_data(&k(s))).collect();
     check("key_seeds", &got);
@@ -249,6 +260,7 @@ fn keys_from_seeds() {
 
 #[test]
 fn splits() {
+    let _x64 = rjax::config::x64_scope(true);
     check("split_2", &[random::key_data(&random::split(&k(0), 2))]);
     check("split_5", &[random::key_data(&random::split(&k(42), 5))]);
     check("split_shape_2x3", &[random::key_data(&random::split_shape(&k(1), [2, 3]))]);
@@ -261,6 +273,7 @@ fn splits() {
 
 #[test]
 fn fold_ins() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut keys: Vec<Key> =
         [0, 1, 7, 1 << 31, u32::MAX].iter().map(|&d| random::fold_in(&k(0), d)).collect();
     keys.push(random::fold_in(&k(42), 12345));
@@ -318,6 +331,7 @@ fn threefry_known_answers() {
 
 #[test]
 fn bits_small_shapes() {
+    let _x64 = rjax::config::x64_scope(true);
     let shapes: [&[usize]; 5] = [&[], &[1], &[5], &[2, 3], &[0]];
     let got: Vec<Array> = shapes.iter().map(|s| random::bits(&k(0), s)).collect();
     check("bits_small", &got);
@@ -325,12 +339,14 @@ fn bits_small_shapes() {
 
 #[test]
 fn bits_counter_layout_beyond_2_pow_16() {
+    let _x64 = rjax::config::x64_scope(true);
     check("bits_large_1d", &[random::bits(&k(5), [70000])]);
     check("bits_large_2d", &[random::bits(&k(6), [300, 301])]);
 }
 
 #[test]
 fn bits_of_every_width() {
+    let _x64 = rjax::config::x64_scope(true);
     check(
         "bits_narrow",
         &[random::bits_dtype(&k(2), [10], DType::U8), random::bits_dtype(&k(2), [10], DType::U16)],
@@ -356,6 +372,7 @@ fn bits_prefix_property() {
 
 #[test]
 fn uniform_values() {
+    let _x64 = rjax::config::x64_scope(true);
     let shapes: [&[usize]; 3] = [&[], &[5], &[3, 4]];
     check("uniform_shapes", &shapes.map(|s| random::uniform(&k(0), s)));
     check(
@@ -373,6 +390,7 @@ fn uniform_values() {
 
 #[test]
 fn uniform_values_f64() {
+    let _x64 = rjax::config::x64_scope(true);
     check(
         "uniform_f64",
         &[
@@ -384,6 +402,7 @@ fn uniform_values_f64() {
 
 #[test]
 fn normal_values() {
+    let _x64 = rjax::config::x64_scope(true);
     check("normal_1000", &[random::normal(&k(0), [1000])]);
     check("normal_2d", &[random::normal(&k(8), [7, 9])]);
     check("normal_large", &[random::normal(&k(1), [1 << 17])]);
@@ -398,6 +417,7 @@ fn normal_values() {
 
 #[test]
 fn truncated_normal_values() {
+    let _x64 = rjax::config::x64_scope(true);
     check(
         "truncated_normal",
         &[
@@ -419,6 +439,7 @@ fn truncated_normal_values() {
 
 #[test]
 fn exponential_and_gumbel_values() {
+    let _x64 = rjax::config::x64_scope(true);
     check("exponential", &[random::exponential(&k(0), [1000])]);
     check("gumbel", &[random::gumbel(&k(0), [1000])]);
     let f64s = [random::exponential_dtype(&k(1), [300], DType::F64)];
@@ -428,6 +449,7 @@ fn exponential_and_gumbel_values() {
 
 #[test]
 fn bernoulli_values() {
+    let _x64 = rjax::config::x64_scope(true);
     let p = jnp::array([0.1f32, 0.5, 0.9, 1.0]);
     check(
         "bernoulli",
@@ -457,6 +479,7 @@ fn sin_range(n: usize) -> Array {
 
 #[test]
 fn categorical_values() {
+    let _x64 = rjax::config::x64_scope(true);
     let logits = jnp::array([0.1f32, 0.2, 0.3, 0.4]).log();
     check("categorical_1d", &[random::categorical_shape(&k(0), &logits, -1, [50])]);
     let logits = reshape(sin_range(15), &[3, 5]);
@@ -474,6 +497,7 @@ fn categorical_values() {
 
 #[test]
 fn randint_values() {
+    let _x64 = rjax::config::x64_scope(true);
     check(
         "randint_small",
         &[random::randint(&k(7), [6], 0, 10), random::randint(&k(1), [1000], -5, 5)],
@@ -493,6 +517,7 @@ fn randint_values() {
 
 #[test]
 fn randint_values_of_other_dtypes() {
+    let _x64 = rjax::config::x64_scope(true);
     check(
         "randint_narrow",
         &[
@@ -515,6 +540,7 @@ fn randint_values_of_other_dtypes() {
 
 #[test]
 fn permutation_values() {
+    let _x64 = rjax::config::x64_scope(true);
     check("permutation_int", &[random::permutation(&k(0), 10), random::permutation(&k(1), 2000)]);
     let x = reshape(jnp::arange(12).astype(DType::F32), &[4, 3]);
     let xi = reshape(jnp::arange(12), &[4, 3]);
@@ -530,6 +556,7 @@ fn permutation_values() {
 
 #[test]
 fn choice_values() {
+    let _x64 = rjax::config::x64_scope(true);
     check(
         "choice_range",
         &[
@@ -555,6 +582,7 @@ fn choice_values() {
 
 #[test]
 fn choice_from_arrays() {
+    let _x64 = rjax::config::x64_scope(true);
     let a = reshape(jnp::arange(10).astype(DType::F32), &[5, 2]);
     let ai = reshape(jnp::arange(10), &[5, 2]);
     let b = reshape(jnp::arange(12), &[3, 4]);
@@ -575,6 +603,7 @@ fn choice_from_arrays() {
 
 #[test]
 fn initializers_match_jax_nn_initializers() {
+    let _x64 = rjax::config::x64_scope(true);
     check("init_glorot_uniform", &[init::glorot_uniform().init(&k(0), [4, 5])]);
     check("init_glorot_normal", &[init::glorot_normal().init(&k(0), [4, 5])]);
     check("init_he_normal_conv", &[init::he_normal().init(&k(1), [3, 3, 2, 4])]);
@@ -621,6 +650,7 @@ fn frequencies(a: &Array, classes: usize) -> Vec<f64> {
 
 #[test]
 fn stats_uniform_and_normal() {
+    let _x64 = rjax::config::x64_scope(true);
     let u = random::uniform(&k(100), [N]);
     assert_moments(&u, 0.5, 1.0 / 12.0, 2e-3, 1e-3);
     let u = random::uniform_range(&k(101), [N], -3.0, 5.0);
@@ -632,6 +662,7 @@ fn stats_uniform_and_normal() {
 
 #[test]
 fn stats_truncated_exponential_gumbel() {
+    let _x64 = rjax::config::x64_scope(true);
     // A standard normal truncated to (-2, 2) has variance 0.7737413.
     let t = random::truncated_normal(&k(105), -2.0, 2.0, [N]);
     assert_moments(&t, 0.0, 0.773_741_3, 5e-3, 5e-3);
@@ -644,6 +675,7 @@ fn stats_truncated_exponential_gumbel() {
 
 #[test]
 fn stats_bernoulli_and_randint() {
+    let _x64 = rjax::config::x64_scope(true);
     assert_moments(&random::bernoulli(&k(108), 0.3, [N]), 0.3, 0.21, 2e-3, 2e-3);
     let r = random::randint(&k(109), [N], 0, 10);
     assert_moments(&r, 4.5, 8.25, 1e-2, 3e-2);
@@ -657,6 +689,7 @@ fn stats_bernoulli_and_randint() {
 
 #[test]
 fn stats_categorical_and_choice() {
+    let _x64 = rjax::config::x64_scope(true);
     let p = [0.1f32, 0.2, 0.3, 0.4];
     let logits = jnp::array(p).log();
     let c = random::categorical_shape(&k(111), &logits, 0, [N]);
@@ -690,6 +723,7 @@ fn stats_permutation_is_a_permutation() {
 
 #[test]
 fn stats_initializers() {
+    let _x64 = rjax::config::x64_scope(true);
     // Glorot uniform on (1000, 1000): variance 1 / fan_avg = 1e-3.
     let w = init::glorot_uniform().init(&k(115), [1000, 1000]);
     assert_moments(&w, 0.0, 1e-3, 1e-4, 2e-5);
@@ -880,6 +914,7 @@ fn noisy_draw(state: &Noisy) -> (Array, Key) {
 
 #[test]
 fn samplers_inside_jit_and_vmap_give_the_eager_numbers() {
+    let _x64 = rjax::config::x64_scope(true);
     let key = k(7);
     let (normal, uniform, keys) = jitted_draws(&random::key_data(&key));
     let split = random::split(&key, 2);
@@ -958,6 +993,7 @@ fn discrete_per_key(key: &Key) -> Vec<Array> {
 
 #[test]
 fn discrete_samplers_under_jit_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let draws = discrete_draws(&k(11));
     check("jit_discrete", &draws);
     let lo = jnp::array([-5, 0, 7, i32::MIN, 3]);
@@ -968,11 +1004,13 @@ fn discrete_samplers_under_jit_match_jax() {
 
 #[test]
 fn discrete_samplers_under_vmap_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     check("vmap_discrete", &discrete_per_key(&random::split(&k(12), 3)));
 }
 
 #[test]
 fn discrete_samplers_under_scan_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let logits = jnp::array([0.1f32, 0.2, 0.3, 0.4]).log();
     let step = |c: Array, key: Key| {
         let draws = vec![

@@ -155,6 +155,7 @@ fn fold_each(i: &Array) -> Key {
 
 #[test]
 fn fold_in_takes_a_traced_step_counter() {
+    let _x64 = rjax::config::x64_scope(true);
     let steps = [0, 7, -1, i32::MAX];
     for (n, &i) in steps.iter().enumerate() {
         check("fold_in_traced", n, &data(&fold_traced(&k(0), &Array::from(i))));
@@ -170,6 +171,7 @@ fn fold_in_takes_a_traced_step_counter() {
 
 #[test]
 fn key_takes_a_traced_seed() {
+    let _x64 = rjax::config::x64_scope(true);
     for (n, s) in [0, 42, -1].into_iter().enumerate() {
         check("key_traced", n, &data(&key_traced(&Array::from(s))));
         check("key_traced", n, &data(&random::key(s)));
@@ -321,6 +323,7 @@ fn families_vmap(key: &Key) -> Vec<Array> {
 
 #[test]
 fn families_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for (got, (name, i)) in families(&k(0), &k(2)).iter().zip(FAMILY_OUTPUTS) {
         check(name, i, got);
     }
@@ -334,6 +337,7 @@ fn families_match_jax() {
 
 #[test]
 fn families_under_jit_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for (got, (name, i)) in families_jit(&k(0), &k(2)).iter().zip(FAMILY_OUTPUTS) {
         check(name, i, got);
     }
@@ -341,6 +345,7 @@ fn families_under_jit_match_jax() {
 
 #[test]
 fn families_under_vmap_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let got = families_vmap(&random::split(&k(1), 3));
     for (got, name) in got.iter().zip(PER_KEY_CASES) {
         check_per_key(name, got);
@@ -349,6 +354,7 @@ fn families_under_vmap_match_jax() {
 
 #[test]
 fn families_inside_scan_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let step = |c: Array, key: Key| (c, families_per_key(&key));
     let (_, ys) = lax::scan(step, Array::from(0i32), random::split(&k(1), 3));
     for (got, name) in ys.iter().zip(PER_KEY_CASES) {
@@ -358,6 +364,7 @@ fn families_inside_scan_match_jax() {
 
 #[test]
 fn families_in_float64_match_jax_x64() {
+    let _x64 = rjax::config::x64_scope(true);
     let key = k(0);
     let f64s = DType::F64;
     check_all(
@@ -491,6 +498,7 @@ fn gamma_family_under_vmap_and_scan_matches_jax() {
 
 #[test]
 fn gamma_family_in_float64_matches_jax_x64() {
+    let _x64 = rjax::config::x64_scope(true);
     check_all(
         "gamma_f64",
         &[
@@ -514,6 +522,7 @@ fn weighted_gamma(a: &Array, log_space: bool) -> Array {
 
 #[test]
 fn gamma_gradient_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let a = jnp::array([0.3f32, 1.0, 2.5, 7.0, 40.0, 0.05]);
     let got = rjax::grad(|a: &Array| weighted_gamma(a, false))(&a);
     assert_close(&got, &want("gamma_grad", 0), 1e-5);
@@ -549,6 +558,7 @@ fn gamma_cdf(a: f64, x: f64) -> f64 {
 /// above).
 #[test]
 fn random_gamma_grad_is_the_implicit_derivative() {
+    let _x64 = rjax::config::x64_scope(true);
     let points =
         [(0.3, 0.05), (0.5, 2.0), (1.0, 0.7), (2.5, 1.5), (2.5, 6.0), (7.0, 9.0), (40.0, 35.0)];
     for (a, x) in points {
@@ -667,6 +677,7 @@ fn counts_vmap(key: &Key) -> Vec<Array> {
 
 #[test]
 fn counts_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let [lam, n, p, n_multi, p_multi] = count_params();
     let got = count_draws(&k(0), &k(2), &lam, &n, &p, &n_multi, &p_multi);
     for (got, (name, i)) in got.iter().zip(COUNT_OUTPUTS) {
@@ -676,6 +687,7 @@ fn counts_match_jax() {
 
 #[test]
 fn counts_under_jit_with_traced_parameters_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let [lam, n, p, n_multi, p_multi] = count_params();
     let got = counts_jit(&k(0), &k(2), &lam, &n, &p, &n_multi, &p_multi);
     for (got, (name, i)) in got.iter().zip(COUNT_OUTPUTS) {
@@ -735,6 +747,7 @@ fn multinomial_unroll_changes_nothing() {
 
 #[test]
 fn counts_in_float64_match_jax_x64() {
+    let _x64 = rjax::config::x64_scope(true);
     let mean = jnp::array([1.0f64, -2.0, 0.5]);
     let cov = jnp::array([[2.0f64, 0.5, 0.3], [0.5, 1.0, -0.2], [0.3, -0.2, 0.8]]);
     let got = [
@@ -825,6 +838,7 @@ fn linear_samplers_under_jit_with_traced_parameters_match_jax() {
 
 #[test]
 fn orthogonal_matrices_are_orthogonal() {
+    let _x64 = rjax::config::x64_scope(true);
     let q = random::orthogonal_dtype(&k(9), 5, [3], DType::F64);
     let qtq = jnp::matmul(&jnp::swapaxes(&q, -1, -2), &q);
     let eye = jnp::broadcast_to(&jnp::eye(5).astype(DType::F64), [3, 5, 5]);
@@ -840,6 +854,7 @@ fn weighted_mvn(mean: &Array, cov: &Array, method: &str) -> Array {
 
 #[test]
 fn multivariate_normal_gradient_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let f = |args: &(Array, Array)| weighted_mvn(&args.0, &args.1, "cholesky");
     let (dm, dc) = rjax::grad(f)(&(mean3(), cov3()));
     assert_close(&dm, &want("multivariate_normal_grad", 0), 1e-5);
@@ -849,6 +864,7 @@ fn multivariate_normal_gradient_matches_jax() {
 /// The gradient in `mean` and `cov` (Cholesky method) against central differences in f64.
 #[test]
 fn multivariate_normal_gradient_matches_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let mean = mean3().astype(DType::F64);
     let cov = cov3().astype(DType::F64);
     let f = |args: &(Array, Array)| weighted_mvn(&args.0, &args.1, "cholesky");

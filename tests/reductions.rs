@@ -34,6 +34,7 @@ fn check(got: &Array, want: &Array) {
 
 #[test]
 fn golden_sum_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("sum_axes", "X");
     assert_golden("sum_axes", 0, &jnp::sum(&x));
     assert_golden("sum_axes", 1, &jnp::sum_axes(&x, 0, false));
@@ -43,6 +44,7 @@ fn golden_sum_axes() {
 
 #[test]
 fn golden_mean_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("mean_axes_and_grad", "X");
     assert_golden("mean_axes_and_grad", 0, &jnp::mean(&x));
     assert_golden("mean_axes_and_grad", 1, &jnp::mean_axes(&x, 0, false));
@@ -51,6 +53,7 @@ fn golden_mean_axes() {
 
 #[test]
 fn golden_softmax_log_softmax() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("softmax_log_softmax", "X");
     assert_golden("softmax_log_softmax", 0, &jnp::softmax(&x, -1));
     assert_golden("softmax_log_softmax", 1, &jnp::log_softmax(&x, -1));
@@ -59,6 +62,7 @@ fn golden_softmax_log_softmax() {
 
 #[test]
 fn golden_cumsum_cumprod() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = input("cumsum_cumprod_and_grad", "x");
     assert_golden("cumsum_cumprod_and_grad", 0, &jnp::cumsum(&x, None));
     assert_golden("cumsum_cumprod_and_grad", 1, &x.cumprod(None));
@@ -79,6 +83,7 @@ fn x3() -> Array {
 
 #[test]
 fn var_and_std_over_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     check(&jnp::var(&x), &f32s(&[], &[2.5898438]));
     check(
@@ -105,6 +110,7 @@ fn var_and_std_over_axes() {
 
 #[test]
 fn prod_max_min_over_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     check(&jnp::prod_axes(&x, 2, false), &f32s(&[2, 3], &[6.25, -0.0, -3.75, -1.25, 0.0, 1.875]));
     check(
@@ -122,6 +128,7 @@ fn prod_max_min_over_axes() {
 
 #[test]
 fn argmax_argmin_take_the_first_tie() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     check(&jnp::argmax(&x), &i32s(&[], &[3]));
     check(&x.argmin(), &i32s(&[], &[0]));
@@ -132,6 +139,7 @@ fn argmax_argmin_take_the_first_tie() {
 
 #[test]
 fn logsumexp_over_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     check(
         &jnp::logsumexp_axes(&x, 2, false),
@@ -142,6 +150,7 @@ fn logsumexp_over_axes() {
 
 #[test]
 fn logsumexp_handles_infinite_rows() {
+    let _x64 = rjax::config::x64_scope(true);
     let inf = f32::INFINITY;
     let x = f32s(&[4, 3], &[-inf, -inf, -inf, 0.0, -inf, 1.0, inf, 0.0, 1.0, 1000.0, 1000.0, -1e3]);
     check(&jnp::logsumexp_axes(&x, 1, true), &f32s(&[4, 1], &[-inf, 1.3132616, inf, 1000.6932]));
@@ -152,6 +161,7 @@ fn logsumexp_handles_infinite_rows() {
 
 #[test]
 fn cumulative_scans_over_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     check(
         &jnp::cumprod(&x, Some(1)),
@@ -187,6 +197,7 @@ fn cumulative_scans_over_axes() {
 
 #[test]
 fn reverse_scans_through_the_primitive() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let rev = |op, axis| bind1(&Cumulative { op, axis, reverse: true }, &[&x]);
     check(&rev(CumOp::Sum, 1), &f32s(&[2, 3], &[6.0, 5.0, 3.0, 15.0, 11.0, 6.0]));
@@ -201,6 +212,7 @@ fn int8_matrix() -> Array {
 
 #[test]
 fn integer_reductions_follow_jax_dtypes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = int8_matrix();
     check(&jnp::sum_axes(&x, 0, false), &i32s(&[4], &[108, -102, -1, 22]));
     check(&x.prod_axes(1, false), &i32s(&[3], &[0, -450, -10000]));
@@ -224,6 +236,7 @@ fn integer_reductions_follow_jax_dtypes() {
 
 #[test]
 fn unsigned_and_wide_integers_keep_their_kind() {
+    let _x64 = rjax::config::x64_scope(true);
     let u = Array::from_shape_vec([3], vec![200u8, 100, 50]);
     check(&jnp::sum(&u), &Array::from_shape_vec([], vec![350u32]));
     check(&jnp::cumsum(&u, None), &Array::from_shape_vec([3], vec![200u32, 300, 350]));
@@ -234,12 +247,14 @@ fn unsigned_and_wide_integers_keep_their_kind() {
 
 #[test]
 fn integer_sums_wrap() {
+    let _x64 = rjax::config::x64_scope(true);
     check(&jnp::sum(&i32s(&[2], &[i32::MAX, 1])), &i32s(&[], &[i32::MIN]));
     check(&jnp::prod(&i32s(&[2], &[65536, 65536])), &i32s(&[], &[0]));
 }
 
 #[test]
 fn bool_reductions() {
+    let _x64 = rjax::config::x64_scope(true);
     let b = bools(&[2, 3], &[true, false, true, true, true, true]);
     check(&jnp::sum_axes(&b, 1, false), &i32s(&[2], &[2, 3]));
     check(&b.sum(), &i32s(&[], &[5]));
@@ -262,6 +277,7 @@ fn with_nans() -> Array {
 
 #[test]
 fn nan_propagates_and_wins_arg_reductions() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = with_nans();
     let nan = f32::NAN;
     check(&x.sum_axes(1, false), &f32s(&[3], &[nan, nan, 5.0]));
@@ -287,6 +303,7 @@ fn nan_propagates_and_wins_arg_reductions() {
 
 #[test]
 fn empty_reductions_give_the_identity() {
+    let _x64 = rjax::config::x64_scope(true);
     let e = jnp::zeros([0, 3]);
     check(&e.sum_axes(0, false), &f32s(&[3], &[0.0; 3]));
     check(&e.prod_axes(0, false), &f32s(&[3], &[1.0; 3]));
@@ -304,6 +321,7 @@ fn empty_reductions_give_the_identity() {
 
 #[test]
 fn zero_dimensional_inputs() {
+    let _x64 = rjax::config::x64_scope(true);
     let s = Array::from(3.0f32);
     check(&s.sum(), &f32s(&[], &[3.0]));
     check(&jnp::sum_axes(&s, Axes::All, true), &f32s(&[], &[3.0]));
@@ -314,6 +332,7 @@ fn zero_dimensional_inputs() {
 
 #[test]
 fn axes_accept_every_form() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = x3();
     let want = jnp::sum_axes(&x, [0, 2], false);
     for got in [
@@ -333,6 +352,7 @@ fn axes_accept_every_form() {
 
 #[test]
 fn half_precision_accumulates_in_f32() {
+    let _x64 = rjax::config::x64_scope(true);
     let h = jnp::full([1000], 0.1f32).astype(DType::F16);
     let s = jnp::sum(&h);
     assert_eq!(s.dtype(), DType::F16);
@@ -360,6 +380,7 @@ fn weak_types_propagate() {
 
 #[test]
 fn softmax_is_stable() {
+    let _x64 = rjax::config::x64_scope(true);
     let inf = f32::INFINITY;
     let x = f32s(&[3, 2], &[1000.0, 1000.0, 0.0, -inf, -inf, -inf]);
     let p = jnp::softmax(&x, -1).to_vec::<f32>().unwrap();

@@ -118,6 +118,7 @@ unary! {
 
 #[test]
 fn unary_functions_match_jax_eagerly_and_under_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in unary_cases() {
         for dt in ["float32", "float64"] {
             let case = format!("{name}_{dt}");
@@ -130,6 +131,7 @@ fn unary_functions_match_jax_eagerly_and_under_jit() {
 
 #[test]
 fn unary_derivatives_match_jax_under_grad_and_vmap() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in unary_cases() {
         for dt in ["float32", "float64"] {
             let case = format!("{name}_{dt}");
@@ -143,6 +145,7 @@ fn unary_derivatives_match_jax_under_grad_and_vmap() {
 
 #[test]
 fn poles_and_domain_ends_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     type F = fn(&Array) -> Array;
     let functions: [(&str, F); 7] = [
         ("gammaln", |x| scipy::special::gammaln(x)),
@@ -210,6 +213,7 @@ fn betaln_vmap(a: &Array, b: &Array) -> Array {
 
 #[test]
 fn binary_functions_match_jax_with_their_derivatives() {
+    let _x64 = rjax::config::x64_scope(true);
     type Grads = fn(&Array, &Array) -> (Array, Array);
     let cases: [(&str, Binary, Binary, Grads, Binary); 3] = [
         ("xlogy", |x, y| special::xlogy(x, y), xlogy_jit, xlogy_grad, xlogy_vmap),
@@ -232,6 +236,7 @@ fn binary_functions_match_jax_with_their_derivatives() {
 
 #[test]
 fn betaln_is_exact_for_small_integers() {
+    let _x64 = rjax::config::x64_scope(true);
     // B(10, 3) = 9! 2! / 12! = 1/660.
     let got = special::betaln(jnp::array([10.0f64]), jnp::array([3.0f64]));
     assert!((got.item::<f64>().unwrap() + 660f64.ln()).abs() < 1e-14, "{got:?}");
@@ -262,6 +267,7 @@ fn logsumexp_axis0_grad(x: &Array) -> Array {
 
 #[test]
 fn weighted_logsumexp_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in ["float32", "float64"] {
         let case = format!("logsumexp_b_{dt}");
         let (x, b) = (field(&case, "x"), field(&case, "b"));
@@ -298,6 +304,7 @@ norm_case! {
 
 #[test]
 fn normal_distribution_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     type F = fn(&Array) -> Array;
     let cases: [(&str, Binary, F, F); 3] = [
         ("norm_pdf", |x, _| norm::pdf(x, 0.5, 2.0), norm_pdf::grad, norm_pdf::vmap),
@@ -317,6 +324,7 @@ fn normal_distribution_matches_jax() {
 
 #[test]
 fn derivative_rules_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     let positive = jnp::array([0.07, 0.6, 1.3, 2.9, 7.5, 23.0]);
     let any = jnp::array([-31.0, -7.7, -0.9, -0.01, 0.4, 2.2, 8.3, 35.0]);
     let unit = jnp::array([0.03, 0.2, 0.45, 0.7, 0.96]);

@@ -129,6 +129,7 @@ const DTYPES: [&str; 2] = ["float32", "float64"];
 
 #[test]
 fn distributions_match_jax_eagerly_and_under_jit() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in dists() {
         for dt in DTYPES {
             let c = format!("{name}_{dt}");
@@ -141,6 +142,7 @@ fn distributions_match_jax_eagerly_and_under_jit() {
 
 #[test]
 fn gradients_with_respect_to_every_operand_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in dists() {
         for dt in DTYPES {
             let c = format!("{name}_{dt}");
@@ -156,6 +158,7 @@ fn gradients_with_respect_to_every_operand_match_jax() {
 
 #[test]
 fn vmap_over_all_operands_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in dists() {
         for dt in DTYPES {
             let c = format!("{name}_{dt}");
@@ -166,6 +169,7 @@ fn vmap_over_all_operands_matches_jax() {
 
 #[test]
 fn edges_of_the_supports_and_invalid_parameters_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut seen = 0;
     for (name, f) in dists() {
         for dt in DTYPES {
@@ -189,6 +193,7 @@ fn multivariate_normal_grads(a: &[Array]) -> Vec<Array> {
 
 #[test]
 fn multivariate_normal_broadcasts_and_takes_scalar_mean_or_covariance() {
+    let _x64 = rjax::config::x64_scope(true);
     for label in ["broadcast", "scalar_cov", "scalar_mean"] {
         for dt in DTYPES {
             let c = format!("multivariate_normal_{label}_{dt}");
@@ -220,6 +225,7 @@ const FIRST_ORDER_ONLY: [&str; 4] = ["gamma_", "beta_", "poisson_", "bernoulli_"
 
 #[test]
 fn derivatives_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     // Operands whose derivatives finite differences cannot check at the golden points: the
     // integer `k` of `poisson` (any step leaves the integers: -inf), `k` and `loc` where
     // `k - loc` is at the end of the support (a step past it is -inf), and the point of
@@ -265,6 +271,7 @@ fn derivatives_agree_with_finite_differences() {
 
 #[test]
 fn the_density_integrates_to_one() {
+    let _x64 = rjax::config::x64_scope(true);
     // Midpoint sums over the support: a check of the normalizations independent of JAX.
     let n = 20000;
     let mid = |lo: f64, hi: f64| {

@@ -21,6 +21,7 @@ fn x24() -> Array {
 
 #[test]
 fn golden_concatenate_and_stack() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "concatenate_stack_and_grad";
     let (a, b, c) = (input(name, "a"), input(name, "b"), input(name, "c"));
     assert_golden(name, 0, &jnp::concatenate(&[&a, &b], 0));
@@ -31,6 +32,7 @@ fn golden_concatenate_and_stack() {
 /// `f(x)` of the case, with the final `jnp.sum` done here in f64 (reductions live elsewhere).
 #[test]
 fn golden_reshape_transpose_value() {
+    let _x64 = rjax::config::x64_scope(true);
     let name = "reshape_transpose_grad";
     let (x, w) = (input(name, "x"), input(name, "W"));
     let t = jnp::transpose(&x.reshape([3, 2, 2]), Some(&[1, 2, 0]));
@@ -124,6 +126,7 @@ fn large_transposes_match_a_naive_loop() {
 
 #[test]
 fn every_permutation_of_three_axes_matches_a_naive_loop() {
+    let _x64 = rjax::config::x64_scope(true);
     // Extents off the kernel's block sizes, 8-byte elements, and an axis between the two
     // that swap (perm (2, 1, 0)).
     let dims = [19usize, 13, 21];

@@ -88,6 +88,7 @@ const SORT_CASES: [&str; 9] = [
 
 #[test]
 fn sort_and_argsort_match_jax_on_every_axis_in_both_orders() {
+    let _x64 = rjax::config::x64_scope(true);
     let mut compared = 0;
     for case in SORT_CASES {
         let x = field(case, "x");
@@ -122,6 +123,7 @@ fn sort_and_argsort_match_jax_on_every_axis_in_both_orders() {
 
 #[test]
 fn sort_and_argsort_defaults_and_methods_use_the_last_axis() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = field("sort2_float32", "x");
     check_exact("sort", &jnp::sort(&x), &field("sort2_float32", "sort_-1_asc"));
     check_exact("x.sort()", &x.sort(), &field("sort2_float32", "sort_-1_asc"));
@@ -136,6 +138,7 @@ fn top_k_jit(x: &Array, k: usize) -> (Array, Array) {
 
 #[test]
 fn top_k_matches_jax_with_nans_ties_and_signed_zeros() {
+    let _x64 = rjax::config::x64_scope(true);
     for case in ["top_k_float32", "top_k_float64"] {
         let x = field(case, "x");
         for k in [0, 1, 5, 12] {
@@ -164,6 +167,7 @@ fn searchsorted_both_jit(a: &Array, v: &Array) -> (Array, Array) {
 
 #[test]
 fn searchsorted_matches_jax_on_both_sides_with_nans() {
+    let _x64 = rjax::config::x64_scope(true);
     for case in ["searchsorted_float32", "searchsorted_float64", "searchsorted_mixed"] {
         let (a, v) = (field(case, "a"), field(case, "v"));
         let (left, right) = (field(case, "left"), field(case, "right"));
@@ -203,6 +207,7 @@ fn diff_jit(x: &Array, n: usize, axis: isize) -> Array {
 
 #[test]
 fn diff_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let cases: [(&str, &str, usize, isize); 11] = [
         ("diff_float32", "n1_last", 1, -1),
         ("diff_float32", "n2_axis0", 2, 0),
@@ -237,6 +242,7 @@ fn unique_fill_jit(x: &Array, size: usize, fill: f32) -> Array {
 
 #[test]
 fn unique_with_a_static_size_matches_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in ["float32", "float64"] {
         let case = format!("unique_{dt}");
         let x = field(&case, "x");
@@ -325,6 +331,7 @@ fn stat_cases(name: &str) -> Vec<String> {
 
 #[test]
 fn median_quantile_and_percentile_match_jax_with_gradients() {
+    let _x64 = rjax::config::x64_scope(true);
     for (name, f) in stats() {
         for case in stat_cases(name) {
             let x = field(&case, "x");
@@ -354,6 +361,7 @@ fn median_quantile_and_percentile_match_jax_with_gradients() {
 
 #[test]
 fn gradients_of_sort_top_k_diff_and_unique_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for case in
         ["grad_smooth_float32", "grad_smooth_float64", "grad_ties_float32", "grad_ties_float64"]
     {
@@ -393,6 +401,7 @@ fn top_k_grad_jit(x: &Array, w: &Array) -> Array {
 
 #[test]
 fn annotated_gradients_under_jit_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for case in ["stats_ties_float32", "stats_smooth_float64"] {
         let x = field(case, "x");
         let g = median_grad_jit(&x);
@@ -476,6 +485,7 @@ fn jit_vmap_sort(r: &Array) -> Array {
 
 #[test]
 fn vmapped_forms_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     for dt in ["float32", "float64"] {
         let case = format!("vmap_{dt}");
         let (x, xt, rows) = (field(&case, "x"), field(&case, "xt"), field(&case, "sorted_rows"));
@@ -534,6 +544,7 @@ mapped_orders! {
 /// either per-example axis, descending argsort and top_k.
 #[test]
 fn vmap_agrees_with_a_loop_over_examples() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = jnp::array([
         [[0.5f32, -1.0, 2.0, 0.5], [3.0, f32::NAN, -0.0, 0.0], [1.0, 1.0, -2.0, 4.0]],
         [[2.0, 2.0, -1.0, 0.0], [-3.0, 5.0, 0.25, 0.25], [f32::NAN, 1.0, 0.0, -0.0]],
@@ -557,6 +568,7 @@ fn vmap_agrees_with_a_loop_over_examples() {
 
 #[test]
 fn derivative_rules_agree_with_finite_differences() {
+    let _x64 = rjax::config::x64_scope(true);
     // Distinct values, so the sorting permutation is fixed near the point.
     let x = jnp::array([[0.31, -1.2, 2.2, 0.74, -0.45], [1.1, 0.93, -2.5, 0.2, 1.7]]);
     let w = jnp::array([[0.5, -1.5, 2.0, 1.0, -0.25], [1.5, 0.75, -1.0, 2.5, 0.1]]);
@@ -597,6 +609,7 @@ fn nested_constant_grad(x: &Array) -> Array {
 
 #[test]
 fn nested_rust_arrays_give_their_shape_in_every_element_type() {
+    let _x64 = rjax::config::x64_scope(true);
     let m = jnp::array([[1.0f32, 2.0], [3.0, 4.0]]);
     assert_eq!((m.shape(), m.dtype()), (&[2, 2][..], DType::F32));
     assert_eq!(m.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);

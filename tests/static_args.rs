@@ -36,6 +36,7 @@ fn counters(a: i32, b: u32, c: i64) -> (Array, Array, Array, Array) {
 
 #[test]
 fn traced_integers_keep_their_dtype_and_are_weak() {
+    let _x64 = rjax::config::x64_scope(true);
     let (a, b, c, d) = counters(4, 5, -6);
     assert_eq!((a.dtype(), b.dtype(), c.dtype()), (DType::I32, DType::U32, DType::I64));
     assert!(a.is_weak() && b.is_weak() && c.is_weak());
@@ -233,6 +234,7 @@ fn logged_calls() {
     if std::env::var_os("RJAX_STATIC_ARGS_CHILD").is_none() {
         return;
     }
+    let _x64 = rjax::config::x64_scope(true);
     let (a, b) = (jnp::zeros([3]), jnp::zeros([4]));
     logged(&a, 2);
     logged(&a, 2);

@@ -238,6 +238,7 @@ fn load_error(path: &PathBuf, like: &Model, leaf: Option<&str>) -> String {
 
 #[test]
 fn a_nested_pytree_round_trips_with_every_dtype() {
+    let _x64 = rjax::config::x64_scope(true);
     let path = temp_path("round_trip.safetensors");
     let m = model();
     rjax::checkpoint::save(&path, &m).unwrap();
@@ -267,6 +268,7 @@ fn a_missing_truncated_or_corrupt_file_is_an_error() {
 
 #[test]
 fn a_different_structure_shape_or_dtype_names_the_leaf() {
+    let _x64 = rjax::config::x64_scope(true);
     let path = temp_path("mismatch.safetensors");
     rjax::checkpoint::save(&path, &model()).unwrap();
 
@@ -289,6 +291,7 @@ fn a_different_structure_shape_or_dtype_names_the_leaf() {
 
 #[test]
 fn a_failed_save_leaves_the_previous_checkpoint_intact() {
+    let _x64 = rjax::config::x64_scope(true);
     let path = temp_path("atomic.safetensors");
     let m = model();
     rjax::checkpoint::save(&path, &m).unwrap();

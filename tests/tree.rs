@@ -131,8 +131,18 @@ fn rust_floats_are_zero_d_leaves() {
     assert_eq!(def.to_string(), "(*, *)");
     assert_eq!(leaves[0].shape(), &[] as &[usize]);
     assert_eq!(leaves[0].dtype(), DType::F32);
-    assert_eq!(leaves[1].dtype(), DType::F64);
-    assert_eq!(leaves[1].item::<f64>().unwrap(), 2.5);
+    // An `f64` is a Python float: weakly typed, of the default float type.
+    assert!(!leaves[0].is_weak() && leaves[1].is_weak());
+    rjax::config::with_x64(false, || {
+        let (leaves, _) = tree::flatten(&(1.5f32, 2.5f64));
+        assert_eq!(leaves[1].dtype(), DType::F32);
+        assert_eq!(leaves[1].item::<f32>().unwrap(), 2.5);
+    });
+    rjax::config::with_x64(true, || {
+        let (leaves, _) = tree::flatten(&(1.5f32, 2.5f64));
+        assert_eq!(leaves[1].dtype(), DType::F64);
+        assert_eq!(leaves[1].item::<f64>().unwrap(), 2.5);
+    });
 }
 
 #[test]

@@ -29,6 +29,7 @@ fn matmat(m: &Array, v: &Array) -> Array {
 
 #[test]
 fn in_axes_and_out_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "vmap_in_axes_none_0";
     assert_golden(c, 0, &scale_rows(&input(c, "a"), &input(c, "X")));
     let c = "vmap_in_axes_1";
@@ -51,6 +52,7 @@ fn pairwise(a: &Array, b: &Array) -> Array {
 
 #[test]
 fn nested_vmap_builds_pairwise_dots() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "vmap_nested_pairwise_dots";
     assert_golden(c, 0, &pairwise(&input(c, "A"), &input(c, "B")));
 }
@@ -85,6 +87,7 @@ fn second_derivative_of_cube(x: &Array) -> Array {
 
 #[test]
 fn vmap_and_grad_compose_both_ways() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "vmap_of_grad";
     assert_golden(c, 0, &grad_sin_sq(&input(c, "xs")));
     let c = "grad_of_vmap_then_sum";
@@ -114,6 +117,7 @@ fn grad_sin_or_cos(x: &Array) -> Array {
 
 #[test]
 fn batched_predicate_selects_between_branches() {
+    let _x64 = rjax::config::x64_scope(true);
     let c = "vmap_of_lax_cond";
     assert_golden(c, 0, &sin_or_cos(&input(c, "xs")));
     assert_golden(c, 1, &grad_sin_or_cos(&input(c, "xs")));
@@ -128,6 +132,7 @@ fn normalize(x: &Array) -> Array {
 
 #[test]
 fn psum_over_the_vmapped_axis() {
+    let _x64 = rjax::config::x64_scope(true);
     assert_golden("vmap_with_axis_name_psum", 0, &normalize(&jnp::arange(4.0)));
 }
 
@@ -165,6 +170,7 @@ fn flat(grads: &[(Array, Array)]) -> Vec<Array> {
 
 #[test]
 fn per_example_gradients_of_the_mlp() {
+    let _x64 = rjax::config::x64_scope(true);
     // vmap(predict, in_axes=(None, 0)): per-example predictions are the batch's.
     let c = "mlp_predict";
     let (params, x, _) = mlp(c);
@@ -258,6 +264,7 @@ fn grad_through_all_gather(x: &Array) -> Array {
 
 #[test]
 fn collectives_over_named_axes() {
+    let _x64 = rjax::config::x64_scope(true);
     let x = jnp::array([1.0f32, 4.0, 2.0]);
     let (mean, max, min, gathered, index) = collectives(&x);
     assert_close(&mean, &jnp::full([3], 7.0f32 / 3.0), 1e-6, 0.0);
@@ -357,6 +364,7 @@ fn tuple_param(pair: (Array, Array), scale: f32) -> Array {
 
 #[test]
 fn vmap_composes_with_jit_jacobians_and_pytrees() {
+    let _x64 = rjax::config::x64_scope(true);
     let w = jnp::array([0.5f32, -1.0, 2.0]);
     let x = Array::from_shape_vec([4, 3], (0..12).map(|v| v as f32 / 10.0).collect::<Vec<_>>());
     let want = x.matmul(&w).tanh();

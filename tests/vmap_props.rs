@@ -404,6 +404,7 @@ proptest! {
         out in 0u8..8,
         seed in 0u32..1000,
     ) {
+        let _x64 = rjax::config::x64_scope(true);
         for case in cases() {
             let run = std::panic::catch_unwind(|| check(&case, d, size, &maps, out, seed));
             if let Err(e) = run {

@@ -21,8 +21,9 @@ use quote::quote;
 /// Makes a function traceable: callable as usual (it runs op by op), and callable from other
 /// annotated functions, whose traces it is inlined into.
 ///
-/// `f32`/`f64` parameters are traced 0-d arrays, and so are `i32`/`u32`/`i64` (weakly typed,
-/// as Python ints under `jax.jit`); `Array`, `&Array` and pytrees of them (`Option<&Array>`
+/// `f32`/`f64` parameters are traced 0-d arrays (an `f64` weakly typed, of the default float
+/// type, as a Python float), and so are `i32`/`u32`/`i64` (weakly typed, as Python ints under
+/// `jax.jit`); `Array`, `&Array` and pytrees of them (`Option<&Array>`
 /// too) are traced leaf by leaf; `usize` and the other integers, `bool` and `&str` are static,
 /// and so is any parameter named in `static_argnames = ("n", ..)` or `static_argnums = (1, ..)`
 /// (which every rjax attribute takes; floats are then keyed by their bits, other types through

@@ -3,9 +3,9 @@
 //! Every [`Array`](crate::Array) carries a run-time [`DType`] and a *weak type* flag. Rust scalar
 //! literals used with arrays (`&x + 1.0`) are weakly typed, as Python scalars are in JAX: they
 //! take the other operand's type instead of widening it. [`promote`] implements JAX's lattice
-//! (`jax.numpy.result_type`), with `f32` as the default float and `i32` as the default integer.
-//! Unlike JAX's 32-bit mode, 64-bit types are never truncated: `u32 + i32` is `i64`, and an
-//! explicit `f64` stays `f64`.
+//! (`jax.numpy.result_type`). The dtype mode ([`crate::config`]) decides the default types and
+//! whether 64-bit types exist: in the default 32-bit mode [`canonicalize`] maps each 64-bit type
+//! to its 32-bit kin, as JAX does without `jax_enable_x64`, so `u32 + i32` is `i32`.
 
 use std::fmt;
 
@@ -114,6 +114,11 @@ impl DType {
         }
     }
 
+    /// Whether the dtype exists only with x64 on (`float64`, `int64`, `uint64`, `complex128`).
+    pub fn is_64_bit(self) -> bool {
+        matches!(self, DType::I64 | DType::U64 | DType::F64 | DType::C128)
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
@@ -170,10 +175,62 @@ impl fmt::Display for DType {
     }
 }
 
-/// The default float type: what `jnp::arange(4.0)` and `i32 + 1.5` produce.
-pub const DEFAULT_FLOAT: DType = DType::F32;
-/// The default integer type: what `jnp::arange(4)` produces.
-pub const DEFAULT_INT: DType = DType::I32;
+/// The default float type: what `jnp::arange(4.0)`, `jnp::zeros` and `i32 + 1.5` produce.
+/// It is `float32` in both dtype modes: unlike JAX's x64 mode, where the defaults widen to
+/// 64 bits, rjax's x64 mode keeps 64-bit types where they are asked for (64-bit data,
+/// `astype`, promotion) and keeps the 32-bit defaults.
+pub fn default_float() -> DType {
+    DType::F32
+}
+
+/// The default integer type: what `jnp::arange(4)` produces (`int32` in both modes, see
+/// [`default_float`]).
+pub fn default_int() -> DType {
+    DType::I32
+}
+
+/// The default complex type (`complex64` in both modes, see [`default_float`]).
+pub fn default_complex() -> DType {
+    DType::C64
+}
+
+/// The float type an operand of `dtype` is computed in by functions that need floats (JAX's
+/// `to_inexact_dtype`): floats and complex types stay; `int64`/`uint64` give `float64`, the
+/// other integers and `bool` `float32` (in both modes, as in JAX), and a weakly typed integer
+/// (a Rust integer scalar) the default float type.
+pub fn to_inexact(dtype: DType, weak: bool) -> DType {
+    if dtype.is_inexact() {
+        dtype
+    } else if weak {
+        default_float()
+    } else if dtype.is_64_bit() {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// The dtype an array of `dtype` gets in the current mode (JAX's `canonicalize_dtype`): with
+/// x64 off, `float64`, `int64`, `uint64` and `complex128` become their 32-bit kin; with x64 on,
+/// and for every other type, `dtype` itself.
+///
+/// ```
+/// use rjax_runtime::{config, dtype::canonicalize, DType};
+/// assert_eq!(config::with_x64(false, || canonicalize(DType::F64)), DType::F32);
+/// assert_eq!(config::with_x64(true, || canonicalize(DType::F64)), DType::F64);
+/// ```
+pub fn canonicalize(dtype: DType) -> DType {
+    if !dtype.is_64_bit() || crate::config::x64_enabled() {
+        return dtype;
+    }
+    match dtype {
+        DType::F64 => DType::F32,
+        DType::I64 => DType::I32,
+        DType::U64 => DType::U32,
+        DType::C128 => DType::C64,
+        other => other,
+    }
+}
 
 /// A node of JAX's promotion lattice: a concrete dtype or one of the two weak categories.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,7 +301,10 @@ impl Node {
 /// assert_eq!(promote(&[(DType::F32, false), (DType::I32, true)]), (DType::F32, false));
 /// // an i32 array plus a Rust float becomes a weak f32
 /// assert_eq!(promote(&[(DType::I32, false), (DType::F64, true)]), (DType::F32, true));
-/// assert_eq!(promote(&[(DType::U32, false), (DType::I32, false)]), (DType::I64, false));
+/// // u32 + i32 is i64, canonicalized to i32 unless x64 is on
+/// let mixed = [(DType::U32, false), (DType::I32, false)];
+/// assert_eq!(rjax_runtime::config::with_x64(false, || promote(&mixed)), (DType::I32, false));
+/// assert_eq!(rjax_runtime::config::with_x64(true, || promote(&mixed)), (DType::I64, false));
 /// ```
 pub fn promote(operands: &[(DType, bool)]) -> (DType, bool) {
     assert!(!operands.is_empty(), "promote needs at least one operand");
@@ -253,11 +313,11 @@ pub fn promote(operands: &[(DType, bool)]) -> (DType, bool) {
         acc = join(acc, Node::of(d, w));
     }
     match acc {
-        Node::Concrete(d) => (d, false),
+        Node::Concrete(d) => (canonicalize(d), false),
         // An all-weak result takes the default type, as a Python scalar expression does.
-        Node::WeakInt => (DEFAULT_INT, true),
-        Node::WeakFloat => (DEFAULT_FLOAT, true),
-        Node::WeakComplex => (DType::C64, true),
+        Node::WeakInt => (default_int(), true),
+        Node::WeakFloat => (default_float(), true),
+        Node::WeakComplex => (default_complex(), true),
     }
 }
 
@@ -452,6 +512,8 @@ mod tests {
 
     #[test]
     fn lattice_matches_jax() {
+        // With x64 on, as JAX's lattice without canonicalization.
+        let _x64 = crate::config::x64_scope(true);
         let s = |d| (d, false);
         assert_eq!(promote(&[s(I8), s(U8)]), (I16, false));
         assert_eq!(promote(&[s(BF16), s(F16)]), (F32, false));

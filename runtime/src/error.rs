@@ -37,6 +37,16 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::DType { op, expected, found }
+                if expected.is_64_bit() && crate::dtype::canonicalize(*expected) == *found =>
+            {
+                write!(
+                    f,
+                    "{op}: the array holds {found}, not {expected}: 64-bit types are off, as in \
+                     JAX by default; turn them on with rjax::config::enable_x64(true) (or \
+                     RJAX_ENABLE_X64=1) before making the array, or read it as {found}"
+                )
+            }
             Error::DType { op, expected, found } => {
                 write!(f, "{op}: the array holds {found}, not {expected}; convert it first with .astype(DType::{expected:?})")
             }

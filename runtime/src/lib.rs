@@ -5,6 +5,7 @@
 pub mod array;
 pub mod backend;
 pub mod checkpoint;
+pub mod config;
 pub mod device;
 pub mod dtype;
 pub mod error;

@@ -66,9 +66,9 @@ macro_rules! scalar_arg {
     ($($t:ty),*) => {$(
         impl ScalarArg for $t {
             fn into_scalar(self, dtype: DType) -> Array {
-                let a = Array::from(self).astype(dtype);
-                // Integers are weakly typed, as Python ints are under `jax.jit`.
-                if dtype.is_float() { a } else { a.with_weak_type(true) }
+                // Integers and `f64`s are weakly typed, as Python ints and floats are under
+                // `jax.jit`; an `f32` is a strong `float32`, as `np.float32(x)` is.
+                Array::from(self).astype(dtype).with_weak_type(dtype != DType::F32)
             }
         }
     )*};
@@ -92,7 +92,11 @@ pub fn scalar_param(value: impl ScalarArg, dtype: DType) -> Array {
 /// The Rust scalar a traced function declared `-> f32`/`-> f64` returns.
 #[track_caller]
 pub fn scalar_result<T: Element>(value: Array) -> T {
-    let value = if value.dtype() == T::DTYPE { value } else { value.astype(T::DTYPE) };
+    let value = if value.dtype() == T::DTYPE {
+        value
+    } else {
+        crate::jnp::convert(&value, T::DTYPE, false)
+    };
     match value.item::<T>() {
         Ok(v) => v,
         Err(e) => {

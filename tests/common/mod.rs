@@ -159,6 +159,11 @@ pub fn assert_close_as(what: &str, got: &Array, want: &Array, rtol: f64, atol: f
     assert!(compared.is_ok(), "{what} differs from JAX");
 }
 
+/// The values of a real array as `f64`s, whatever its dtype and the dtype mode.
+pub fn values_f64(x: &Array) -> Vec<f64> {
+    rjax::config::with_x64(true, || x.astype(DType::F64).to_vec::<f64>().unwrap())
+}
+
 /// Asserts `got` matches `want` in shape and dtype, and in value within the case's tolerance
 /// (`|got - want| <= atol + rtol * |want|`; exact for integers and bools; NaNs must match).
 #[track_caller]
@@ -170,8 +175,7 @@ pub fn assert_close(got: &Array, want: &Array, rtol: f64, atol: f64) {
     if want.dtype().is_complex() {
         return assert_close_complex(got, want, rtol, atol);
     }
-    let g = got.astype(DType::F64).to_vec::<f64>().unwrap();
-    let w = want.astype(DType::F64).to_vec::<f64>().unwrap();
+    let (g, w) = (values_f64(got), values_f64(want));
     let exact = !want.dtype().is_float();
     for (i, (a, b)) in g.iter().zip(&w).enumerate() {
         let ok = if b.is_nan() {
@@ -189,8 +193,10 @@ pub fn assert_close(got: &Array, want: &Array, rtol: f64, atol: f64) {
 /// plane; NaN parts must match.
 #[track_caller]
 fn assert_close_complex(got: &Array, want: &Array, rtol: f64, atol: f64) {
-    let g = got.astype(DType::C128).to_vec::<Complex<f64>>().unwrap();
-    let w = want.astype(DType::C128).to_vec::<Complex<f64>>().unwrap();
+    let read = |x: &Array| {
+        rjax::config::with_x64(true, || x.astype(DType::C128).to_vec::<Complex<f64>>().unwrap())
+    };
+    let (g, w) = (read(got), read(want));
     for (i, (a, b)) in g.iter().zip(&w).enumerate() {
         let ok = if b.re.is_nan() || b.im.is_nan() {
             a.re.is_nan() == b.re.is_nan() && a.im.is_nan() == b.im.is_nan()

@@ -156,6 +156,8 @@ pub fn child(spec: &str) {
         panic!("RJAX_FUZZ_CHILD={spec}: want `seed start end`")
     };
     limit_resources();
+    // The cases draw every dtype, the 64-bit ones included (JAX's x64 mode).
+    rjax::config::enable_x64(true);
     // Panics inside a case are results: the checks read their messages from the payload.
     // Others (on threads a case started, or in the harness) are printed, so that a child
     // which dies of one says why.

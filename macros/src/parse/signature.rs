@@ -11,7 +11,8 @@ use crate::parse::transforms::Statics;
 /// How a parameter takes part in tracing.
 #[derive(Clone)]
 pub enum ParamKind {
-    /// `f32` / `f64`: a traced 0-d array of that dtype; `i32` / `u32` / `i64`: a traced,
+    /// `f32`: a traced 0-d `float32` array; `f64`: a weakly typed one of the default float
+    /// type (`float64` with x64 on), as a Python float; `i32` / `u32` / `i64`: a traced,
     /// weakly typed 0-d integer array (a step counter, as a Python int under `jax.jit`).
     Scalar(&'static str),
     /// An array or pytree of arrays; `owned` is the type it is rebuilt into from leaves, and

@@ -178,7 +178,15 @@ impl Array {
                 data.len()
             );
         }
-        Array::from_buffer(shape, T::wrap(data), false)
+        Array::from_host(shape, T::wrap(data), false)
+    }
+
+    /// An array of host data in the current dtype mode: 64-bit data becomes 32-bit unless x64
+    /// is on, as `jnp.asarray` canonicalizes NumPy data (see [`crate::config`]).
+    fn from_host(shape: &[usize], buffer: Buffer, weak: bool) -> Array {
+        let dtype = crate::dtype::canonicalize(buffer.dtype());
+        let buffer = if dtype == buffer.dtype() { buffer } else { buffer.cast(dtype) };
+        Array::from_buffer(shape, buffer, weak)
     }
 
     /// Like [`Array::from_shape_vec`], returning an error instead of panicking.
@@ -196,12 +204,12 @@ impl Array {
                 data.len()
             )));
         }
-        Ok(Array::from_buffer(shape, T::wrap(data), false))
+        Ok(Array::from_host(shape, T::wrap(data), false))
     }
 
     /// A weakly typed 0-d array, as a Rust scalar literal becomes when combined with an array.
     pub fn weak_scalar<T: Element>(value: T) -> Array {
-        Array::from_buffer(&[], T::wrap(vec![value]), true)
+        Array::from_host(&[], T::wrap(vec![value]), true)
     }
 
     /// The extent of each axis.

@@ -315,6 +315,8 @@ pub(crate) fn run_shards<R: Send>(
     }
     let (rank, processes) = if parent.frames.is_empty() { spanned_processes() } else { (0, 1) };
     let comm = Arc::new(Comm::new(size, processes > 1));
+    // The devices' threads compute in the caller's dtype mode.
+    let x64 = crate::config::x64_enabled();
     let results: Vec<Result<R, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..size)
             .map(|index| {
@@ -334,7 +336,9 @@ pub(crate) fn run_shards<R: Send>(
                 context.first_device = parent.first_device + index * share;
                 context.platform = platform;
                 let shard = &shard;
-                scope.spawn(move || run_one(context, || shard(index)))
+                scope.spawn(move || {
+                    crate::config::with_x64(x64, || run_one(context, || shard(index)))
+                })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|p| Err(panic_text(&*p)))).collect()

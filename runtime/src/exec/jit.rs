@@ -193,7 +193,9 @@ impl JitFunction {
         if leaves.iter().any(Array::is_traced) {
             return body(leaves, &def);
         }
-        let statics = site.statics_hash();
+        // A plan belongs to the dtype mode it was traced in (see `crate::config`).
+        let statics =
+            site.statics_hash() ^ (crate::config::x64_enabled() as u64).wrapping_mul(X64_SALT);
         let hash = signature_hash(&def, &leaves, statics);
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         let compiled = match self.lookup(hash, &def, &leaves, statics, call) {
@@ -362,6 +364,9 @@ impl JitFunction {
         self.plans.write().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }
+
+/// Mixed into the static key of calls made with x64 on.
+const X64_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// A signature being compiled: its hash, structure, leaves and static key, and the call's
 /// number.

@@ -64,6 +64,7 @@ pub fn angle(x: &Array) -> Array {
 ///
 /// ```
 /// use rjax_runtime::{jnp, Complex, DType};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let z = jnp::complex(&jnp::array([1.0f64, 2.0]), 0.5);
 /// assert_eq!(z.dtype(), DType::C128);
 /// assert_eq!(z.to_vec::<Complex<f64>>().unwrap()[1], Complex::new(2.0, 0.5));

@@ -1,6 +1,6 @@
 //! Creating arrays: from Rust data, filled, ranges, identity.
 
-use crate::dtype::{Element, DEFAULT_FLOAT, DEFAULT_INT};
+use crate::dtype::{default_float, default_int, Element};
 use crate::exec::cpu::{alloc, pool};
 use crate::shape::ShapeDisplay;
 use crate::{with_dtype, Array, DType};
@@ -135,6 +135,7 @@ fn full_named<T: Element>(op: &str, shape: &[usize], value: T) -> Array {
 /// [`full_dtype`] named `op` in its errors.
 #[track_caller]
 fn full_dtype_named(op: &str, shape: &[usize], value: f64, dtype: DType) -> Array {
+    let dtype = crate::dtype::canonicalize(dtype);
     with_dtype!(dtype, |T| full_named(op, shape, T::from_f64(value)))
 }
 
@@ -169,13 +170,13 @@ fn generated<T: Element>(op: &str, n: usize, f: impl Fn(usize) -> T) -> Vec<T> {
 /// An `f32` array of zeros.
 #[track_caller]
 pub fn zeros(shape: impl AsRef<[usize]>) -> Array {
-    full_dtype_named("zeros", shape.as_ref(), 0.0, DEFAULT_FLOAT)
+    full_dtype_named("zeros", shape.as_ref(), 0.0, default_float())
 }
 
 /// An `f32` array of ones.
 #[track_caller]
 pub fn ones(shape: impl AsRef<[usize]>) -> Array {
-    full_dtype_named("ones", shape.as_ref(), 1.0, DEFAULT_FLOAT)
+    full_dtype_named("ones", shape.as_ref(), 1.0, default_float())
 }
 
 /// Zeros of `dtype`.
@@ -208,31 +209,34 @@ pub fn full_like(x: &Array, value: f64) -> Array {
     full_dtype_named("full_like", x.shape(), value, x.dtype())
 }
 
-/// A number that can bound a range: integers give `i32` ranges, floats `f32` ones.
+/// A number that can bound a range: integers give ranges of the default integer type, floats
+/// of the default float type (`int32`/`float32`, 64-bit with x64 on).
 pub trait RangeBound: Copy {
-    const DTYPE: DType;
+    /// The range's dtype in the current mode.
+    fn dtype() -> DType;
     fn to_f64(self) -> f64;
 }
 
 macro_rules! range_bound {
     ($($t:ty => $d:expr),*) => {$(
         impl RangeBound for $t {
-            const DTYPE: DType = $d;
+            fn dtype() -> DType { $d }
             fn to_f64(self) -> f64 { self as f64 }
         }
     )*};
 }
-range_bound!(i32 => DEFAULT_INT, i64 => DEFAULT_INT, usize => DEFAULT_INT, f32 => DEFAULT_FLOAT, f64 => DEFAULT_FLOAT);
+range_bound!(i32 => default_int(), i64 => default_int(), usize => default_int(), f32 => default_float(), f64 => default_float());
 
 /// `[0, 1, ..., stop)`: `jnp::arange(4)` is `i32`, `jnp::arange(4.0)` is `f32`.
 #[track_caller]
 pub fn arange<T: RangeBound>(stop: T) -> Array {
-    arange_step(0.0, stop.to_f64(), 1.0, T::DTYPE)
+    arange_step(0.0, stop.to_f64(), 1.0, T::dtype())
 }
 
 /// `[start, start + step, ...)` up to but excluding `stop`, in `dtype`.
 #[track_caller]
 pub fn arange_step(start: f64, stop: f64, step: f64, dtype: DType) -> Array {
+    let dtype = crate::dtype::canonicalize(dtype);
     if step == 0.0 || !step.is_finite() {
         panic!("arange: step must be finite and nonzero, got {step}");
     }
@@ -249,15 +253,16 @@ pub fn arange_step(start: f64, stop: f64, step: f64, dtype: DType) -> Array {
     })
 }
 
-/// `num` evenly spaced `f32` values from `start` to `stop` inclusive.
+/// `num` evenly spaced values of the default float type from `start` to `stop` inclusive.
 #[track_caller]
 pub fn linspace(start: f64, stop: f64, num: usize) -> Array {
-    linspace_dtype(start, stop, num, DEFAULT_FLOAT)
+    linspace_dtype(start, stop, num, default_float())
 }
 
 /// [`linspace`] in a chosen dtype. Values are computed in f64 and rounded once.
 #[track_caller]
 pub fn linspace_dtype(start: f64, stop: f64, num: usize, dtype: DType) -> Array {
+    let dtype = crate::dtype::canonicalize(dtype);
     let step = if num > 1 { (stop - start) / (num - 1) as f64 } else { 0.0 };
     crate::shape::check("linspace", &[num], dtype);
     with_dtype!(dtype, |T| {
@@ -268,15 +273,16 @@ pub fn linspace_dtype(start: f64, stop: f64, num: usize, dtype: DType) -> Array 
     })
 }
 
-/// The `n x n` identity matrix in `f32`.
+/// The `n x n` identity matrix in the default float type.
 #[track_caller]
 pub fn eye(n: usize) -> Array {
-    eye_dtype(n, n, 0, DEFAULT_FLOAT)
+    eye_dtype(n, n, 0, default_float())
 }
 
 /// An `n x m` matrix with ones on diagonal `k` (above the main one for `k > 0`).
 #[track_caller]
 pub fn eye_dtype(n: usize, m: usize, k: isize, dtype: DType) -> Array {
+    let dtype = crate::dtype::canonicalize(dtype);
     let len = crate::shape::check("eye", &[n, m], dtype);
     with_dtype!(dtype, |T| {
         let mut data = filled("eye", &[n, m], len, T::from_f64(0.0));

@@ -1,7 +1,6 @@
 //! Elementwise functions: math, arithmetic with promotion, comparisons, logic, `where`.
 
 use super::{convert, promote_all, promote_inexact, ArrayLike};
-use crate::dtype::DEFAULT_FLOAT;
 use crate::primitives::{bind1, BinaryOp, Select, UnaryOp};
 use crate::shape::ShapeDisplay;
 use crate::{Array, DType};
@@ -18,7 +17,7 @@ pub(crate) fn unary(op: UnaryOp, x: &Array) -> Array {
                 ShapeDisplay(x.shape())
             );
         }
-        convert(x, DEFAULT_FLOAT, x.is_weak())
+        convert(x, crate::dtype::to_inexact(x.dtype(), x.is_weak()), x.is_weak())
     } else {
         x.clone()
     };
@@ -365,8 +364,9 @@ pub fn clip(x: &Array, lo: impl ArrayLike, hi: impl ArrayLike) -> Array {
 }
 
 /// Converts to `dtype` (`x.astype(dtype)`): floats truncate toward zero into integers,
-/// integers wrap, nonzero is `true`.
+/// integers wrap, nonzero is `true`. A 64-bit `dtype` gives its 32-bit kin unless x64 is on
+/// (see [`crate::config`]).
 #[track_caller]
 pub fn astype(x: &Array, dtype: DType) -> Array {
-    convert(x, dtype, false)
+    convert(x, crate::dtype::canonicalize(dtype), false)
 }

@@ -676,7 +676,7 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Array {
 #[track_caller]
 pub fn one_hot(indices: &Array, num_classes: usize) -> Array {
     let classes = bind1(&Iota { dtype: DType::I32, shape: vec![num_classes], dimension: 0 }, &[]);
-    astype(&equal(expand_dims(indices, -1), &classes), DType::F32)
+    astype(&equal(expand_dims(indices, -1), &classes), crate::dtype::default_float())
 }
 
 impl Array {

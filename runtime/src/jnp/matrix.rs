@@ -218,7 +218,7 @@ pub fn tri(n: usize, m: Option<usize>, k: isize, dtype: Option<crate::DType>) ->
     let rows = super::arange(n).reshape([n, 1]);
     let cols = super::arange(m).reshape([1, m]);
     let below = super::less_equal(&cols, super::add(&rows, k as i64));
-    super::astype(&below, dtype.unwrap_or(crate::dtype::DEFAULT_FLOAT))
+    super::astype(&below, dtype.unwrap_or(crate::dtype::default_float()))
 }
 
 /// The row and column indices of the lower triangle of an `n x m` matrix, on and below the

@@ -140,7 +140,10 @@ pub(crate) fn promote_inexact(arrays: &[Array]) -> Vec<Array> {
     if promoted[0].dtype().is_inexact() {
         return promoted;
     }
-    promoted.iter().map(|a| convert(a, crate::dtype::DEFAULT_FLOAT, a.is_weak())).collect()
+    promoted
+        .iter()
+        .map(|a| convert(a, crate::dtype::to_inexact(a.dtype(), a.is_weak()), a.is_weak()))
+        .collect()
 }
 
 /// `convert_element_type`, skipped when nothing changes.

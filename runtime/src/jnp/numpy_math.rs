@@ -11,7 +11,6 @@ use super::{
     logical_or, logical_xor, max, maximum, min, minimum, multiply, pow, promote_all,
     promote_inexact, remainder, round, sin, sqrt, square, where_, ArrayLike,
 };
-use crate::dtype::DEFAULT_FLOAT;
 use crate::shape::ShapeDisplay;
 use crate::Array;
 
@@ -125,7 +124,7 @@ pub fn rint(x: &Array) -> Array {
         return super::complex(rint(&super::real(x)), rint(&super::imag(x)));
     }
     if !x.dtype().is_float() {
-        return convert(x, DEFAULT_FLOAT, false);
+        return convert(x, crate::dtype::to_inexact(x.dtype(), x.is_weak()), false);
     }
     round(x)
 }

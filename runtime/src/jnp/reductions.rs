@@ -12,7 +12,7 @@
 
 use super::{add, divide, multiply, subtract};
 use super::{convert, exp, isfinite, log, not_equal, promote_inexact, sqrt, square, where_};
-use crate::dtype::{DType, DEFAULT_FLOAT};
+use crate::dtype::DType;
 use crate::primitives::{bind1, ArgOp, ArgReduce, CumOp, Cumulative, Reduce, ReduceOp};
 use crate::shape::{normalize_axis, Axes, ShapeDisplay};
 use crate::Array;
@@ -53,7 +53,7 @@ fn widen_int(x: &Array) -> Array {
 /// the dtype of the result (`f32` for integers, the input's type for floats).
 #[track_caller]
 fn statistics_dtype(x: &Array) -> (Array, DType) {
-    let out = if x.dtype().is_inexact() { x.dtype() } else { DEFAULT_FLOAT };
+    let out = crate::dtype::to_inexact(x.dtype(), x.is_weak());
     let compute = if matches!(out, DType::F16 | DType::BF16) { DType::F32 } else { out };
     (convert(x, compute, x.is_weak()), out)
 }

@@ -7,7 +7,7 @@
 //! cumulative sums and `bincount` as JAX builds them, so they trace and batch like those.
 
 use super::{bincount, cumsum, floor_divide, not_equal, remainder, where_};
-use crate::dtype::{DType, DEFAULT_INT};
+use crate::dtype::{default_int, DType};
 use crate::shape::ShapeDisplay;
 use crate::Array;
 
@@ -32,7 +32,7 @@ pub fn nonzero(x: &Array, size: Option<usize>, fill_value: Option<i64>) -> Vec<A
         panic!("nonzero: a 0-d array has no positions; use `jnp::atleast_1d` first");
     }
     let mask = if x.dtype() == DType::Bool { x.clone() } else { not_equal(x, 0) };
-    let found = || super::sum(&super::astype(&mask, DEFAULT_INT));
+    let found = || super::sum(&super::astype(&mask, default_int()));
     let size = match size {
         Some(size) => size,
         None if x.is_traced() => panic!(
@@ -43,11 +43,11 @@ pub fn nonzero(x: &Array, size: Option<usize>, fill_value: Option<i64>) -> Vec<A
         None => found().item::<i32>().expect("a concrete count") as usize,
     };
     if x.size() == 0 || size == 0 {
-        return x.shape().iter().map(|_| super::zeros_dtype([size], DEFAULT_INT)).collect();
+        return x.shape().iter().map(|_| super::zeros_dtype([size], default_int())).collect();
     }
     // The k-th position is the number of elements whose running count is at most k.
     let flat = cumsum(&bincount(&cumsum(&mask, None), None, size), None);
-    let flat = super::astype(&flat, DEFAULT_INT);
+    let flat = super::astype(&flat, default_int());
     let mut stride = x.size();
     let mut out: Vec<Array> = x
         .shape()
@@ -78,7 +78,7 @@ pub fn argwhere(x: &Array, size: Option<usize>, fill_value: Option<i64>) -> Arra
     let positions = nonzero(&super::atleast_1d(x), size, fill_value);
     let rows = super::stack(&positions, 1);
     if x.ndim() == 0 {
-        super::zeros_dtype([rows.shape()[0], 0], DEFAULT_INT)
+        super::zeros_dtype([rows.shape()[0], 0], default_int())
     } else {
         rows
     }

@@ -214,8 +214,9 @@ pub fn unique(x: &Array) -> Array {
         return ravel(x);
     }
     let aux = bind1(&Sort { dimension: 0, num_keys: 1 }, &[&ravel(x)]);
-    let count = super::sum(&astype(&run_starts(&aux), DType::I64));
-    let count = count.item::<i64>().expect("a concrete count") as usize;
+    let count = super::sum(&super::convert(&run_starts(&aux), DType::I64, false));
+    let count =
+        super::convert(&count, DType::I64, false).item::<i64>().expect("a concrete count") as usize;
     unique_impl(x, count, None)
 }
 

@@ -291,7 +291,7 @@ impl From<&Array> for Bins {
 /// are equal), or the given edges as floats.
 #[track_caller]
 pub fn histogram_bin_edges(a: &Array, bins: impl Into<Bins>, range: Option<(f64, f64)>) -> Array {
-    let dtype = if a.dtype().is_inexact() { a.dtype() } else { crate::dtype::DEFAULT_FLOAT };
+    let dtype = crate::dtype::to_inexact(a.dtype(), a.is_weak());
     let count = match bins.into() {
         Bins::Edges(edges) => {
             if edges.ndim() != 1 {
@@ -391,7 +391,7 @@ pub fn histogram(
 #[track_caller]
 pub fn count_nonzero(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Array {
     let nonzero = super::not_equal(x, 0);
-    sum_axes(&convert(&nonzero, crate::dtype::DEFAULT_INT, false), axes, keepdims)
+    sum_axes(&convert(&nonzero, crate::dtype::default_int(), false), axes, keepdims)
 }
 
 /// Running sums along `axis` (`None`: over the flattened array) with NaNs counted as zero

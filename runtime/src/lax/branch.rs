@@ -109,7 +109,9 @@ where
         panic!("switch: needs at least one branch");
     }
     if !index.is_traced() {
-        let i = index.astype(DType::I64).item::<i64>().expect("a concrete 0-d integer");
+        let i = crate::jnp::convert(&index, DType::I64, false)
+            .item::<i64>()
+            .expect("a concrete 0-d integer");
         let i = i.clamp(0, branches.len() as i64 - 1) as usize;
         return branches[i](operands);
     }

@@ -41,10 +41,10 @@ fn check_slice(op: &str, x: &Array, starts: &[Array], sizes: &[usize]) {
 /// start counts from the end (as JAX reads it), then the start is clamped into
 /// `0 ..= extent - size` as XLA clamps it.
 fn positions(start: &Array, size: usize, extent: usize) -> Array {
-    let start = start.astype(DType::I64);
+    let start = jnp::convert(start, DType::I64, false);
     let start = jnp::where_(jnp::less(&start, 0), jnp::add(&start, extent as i64), &start);
     let start = jnp::clip(&start, 0, (extent - size) as i64);
-    jnp::add(jnp::arange(size).astype(DType::I64), &start)
+    jnp::add(jnp::convert(&jnp::arange(size), DType::I64, false), &start)
 }
 
 /// The `sizes`-shaped block of `x` at `start_indices` (`lax.dynamic_slice`). The starts are

@@ -171,7 +171,7 @@ fn inexact(x: &Array) -> Array {
     if x.dtype().is_float() {
         x.clone()
     } else {
-        jnp::astype(x, crate::dtype::DEFAULT_FLOAT).with_weak_type(x.is_weak())
+        jnp::astype(x, crate::dtype::to_inexact(x.dtype(), x.is_weak())).with_weak_type(x.is_weak())
     }
 }
 

@@ -115,7 +115,9 @@ impl BinaryOp {
 /// Whether every element of `a` is one (numbers only).
 fn all_ones(a: &Array) -> bool {
     !a.dtype().is_bool()
-        && a.astype(DType::F64).to_vec::<f64>().is_ok_and(|v| v.iter().all(|&x| x == 1.0))
+        && crate::jnp::convert(a, DType::F64, false)
+            .to_vec::<f64>()
+            .is_ok_and(|v| v.iter().all(|&x| x == 1.0))
 }
 
 impl Primitive for BinaryOp {

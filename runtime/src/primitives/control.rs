@@ -219,7 +219,9 @@ fn branch_index(index: &Array, n: usize) -> usize {
     }
     // Read on the host: a device may have no 64-bit integers.
     let index = index.to_host().expect("a concrete index can be read");
-    let i = index.astype(DType::I64).item::<i64>().expect("checked by the shape rule");
+    let i = crate::jnp::convert(&index, DType::I64, false)
+        .item::<i64>()
+        .expect("checked by the shape rule");
     i.clamp(0, n as i64 - 1) as usize
 }
 

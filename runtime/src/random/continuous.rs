@@ -18,7 +18,7 @@ use crate::shape::{broadcast_shapes, ShapeDisplay};
 /// ```
 #[track_caller]
 pub fn uniform(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    uniform_dtype(key, shape, DType::F32)
+    uniform_dtype(key, shape, crate::dtype::default_float())
 }
 
 /// Uniform values of `dtype` (`F32` or `F64`) in `[0, 1)`.
@@ -58,7 +58,7 @@ pub fn uniform_range_dtype(
     maxval: impl ArrayLike,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("uniform", dtype);
+    let dtype = check_float("uniform", dtype);
     let lo = bound("uniform", "minval", minval, dtype, shape);
     let hi = bound("uniform", "maxval", maxval, dtype, shape);
     check_ordered("uniform", ("minval", &lo), ("maxval", &hi));
@@ -74,14 +74,14 @@ pub fn uniform_range_dtype(
 /// ```
 #[track_caller]
 pub fn normal(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    normal_dtype(key, shape, DType::F32)
+    normal_dtype(key, shape, crate::dtype::default_float())
 }
 
 /// Standard normal values of `dtype`: `sqrt(2) * erf_inv(u)` with `u` uniform on
 /// `[nextafter(-1, 0), 1)`, as JAX computes them.
 #[track_caller]
 pub fn normal_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    check_float("normal", dtype);
+    let dtype = check_float("normal", dtype);
     sample("normal", Sampler::Normal, key, shape.as_ref(), dtype, &[])
 }
 
@@ -102,7 +102,7 @@ pub fn truncated_normal(
     upper: impl ArrayLike,
     shape: impl AsRef<[usize]>,
 ) -> Array {
-    truncated_normal_dtype(key, lower, upper, shape, DType::F32)
+    truncated_normal_dtype(key, lower, upper, shape, crate::dtype::default_float())
 }
 
 /// Truncated standard normal values of `dtype`: `sqrt(2) * erf_inv(u)` with `u` uniform between
@@ -116,7 +116,7 @@ pub fn truncated_normal_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("truncated_normal", dtype);
+    let dtype = check_float("truncated_normal", dtype);
     let lo = bound("truncated_normal", "lower", lower, dtype, shape);
     let hi = bound("truncated_normal", "upper", upper, dtype, shape);
     check_ordered("truncated_normal", ("lower", &lo), ("upper", &hi));
@@ -127,27 +127,27 @@ pub fn truncated_normal_dtype(
 /// (`jax.random.exponential`).
 #[track_caller]
 pub fn exponential(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    exponential_dtype(key, shape, DType::F32)
+    exponential_dtype(key, shape, crate::dtype::default_float())
 }
 
 /// Standard exponential values of `dtype`: `-log1p(-u)`, `u` uniform on `[0, 1)`.
 #[track_caller]
 pub fn exponential_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    check_float("exponential", dtype);
+    let dtype = check_float("exponential", dtype);
     sample("exponential", Sampler::Exponential, key, shape.as_ref(), dtype, &[])
 }
 
 /// Standard Gumbel `float32` values, density `e^-(x + e^-x)` (`jax.random.gumbel`).
 #[track_caller]
 pub fn gumbel(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    gumbel_dtype(key, shape, DType::F32)
+    gumbel_dtype(key, shape, crate::dtype::default_float())
 }
 
 /// Standard Gumbel values of `dtype`: `-log(-log(u))`, `u` uniform on `[tiny, 1)` (JAX's
 /// default mode, `"low"`).
 #[track_caller]
 pub fn gumbel_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    check_float("gumbel", dtype);
+    let dtype = check_float("gumbel", dtype);
     sample("gumbel", Sampler::Gumbel, key, shape.as_ref(), dtype, &[])
 }
 
@@ -168,7 +168,7 @@ pub fn bernoulli(key: &Key, p: impl ArrayLike, shape: impl AsRef<[usize]>) -> Ar
         panic!("bernoulli: the probability p must have a floating dtype, got {}", p.dtype());
     }
     // A Rust scalar is weakly typed and takes the default float type, as a Python float does.
-    let dtype = if p.is_weak() { DType::F32 } else { p.dtype() };
+    let dtype = if p.is_weak() { crate::dtype::default_float() } else { p.dtype() };
     let p = bound("bernoulli", "p", p, dtype, shape);
     jnp::less(unit_uniform("bernoulli", key, shape, dtype), &p)
 }
@@ -198,11 +198,14 @@ pub(super) fn unit_uniform(op: &str, key: &Key, shape: &[usize], dtype: DType) -
     sample(op, Sampler::Uniform, key, shape, dtype, &[&lo, &hi])
 }
 
+/// Checks that a sampler's `dtype` is a float type and returns it as the current mode has it
+/// (`float64` is `float32` unless x64 is on, so the sampler draws JAX's 32-bit numbers).
 #[track_caller]
-pub(super) fn check_float(op: &str, dtype: DType) {
+pub(super) fn check_float(op: &str, dtype: DType) -> DType {
     if !matches!(dtype, DType::F32 | DType::F64) {
         panic!("{op}: dtype must be float32 or float64, got {dtype}");
     }
+    crate::dtype::canonicalize(dtype)
 }
 
 /// A bound or parameter converted to `dtype`, after checking it broadcasts to the sample shape.
@@ -237,7 +240,9 @@ fn check_ordered(op: &str, lo: (&str, &Array), hi: (&str, &Array)) {
     let above = jnp::greater(lo.1, hi.1);
     let flags = above.as_slice::<bool>().expect("comparisons give bool");
     if let Some(i) = flags.iter().position(|&b| b) {
-        let value = |x: &Array| broadcast_to::<f64>(&x.astype(DType::F64), above.shape())[i];
+        let value = |x: &Array| {
+            broadcast_to::<f64>(&crate::jnp::convert(x, DType::F64, false), above.shape())[i]
+        };
         let (l, h) = (value(lo.1), value(hi.1));
         panic!("{op}: {} > {} ({l} > {h} at flat index {i})", lo.0, hi.0);
     }

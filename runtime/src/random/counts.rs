@@ -30,7 +30,7 @@ fn constant(v: f64, dtype: DType) -> Array {
 /// ```
 #[track_caller]
 pub fn poisson(key: &Key, lam: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    poisson_dtype(key, lam, shape, DType::I32)
+    poisson_dtype(key, lam, shape, crate::dtype::default_int())
 }
 
 /// Poisson counts of the integer `dtype` (`int64` is JAX's default with `jax_enable_x64`).
@@ -50,6 +50,7 @@ pub fn poisson_dtype(
     if !dtype.is_int() {
         panic!("poisson: dtype must be an integer type, got {dtype}");
     }
+    let dtype = crate::dtype::canonicalize(dtype);
     crate::shape::check("poisson", shape, dtype);
     let lam = jnp::broadcast_to(&bound("poisson", "lam", lam, DType::F32, shape), shape);
     let c = |v: f64| constant(v, DType::F32);
@@ -147,7 +148,7 @@ pub fn binomial(
     p: impl ArrayLike,
     shape: impl AsRef<[usize]>,
 ) -> Array {
-    binomial_dtype(key, n, p, shape, DType::F32)
+    binomial_dtype(key, n, p, shape, crate::dtype::default_float())
 }
 
 /// Binomial counts as the float `dtype`. They are computed in the float type of `p`: its own
@@ -166,7 +167,7 @@ pub fn binomial_dtype(
     if !dtype.is_float() {
         panic!("binomial: dtype must be a float type, got {dtype}");
     }
-    check_float("binomial", dtype);
+    let dtype = check_float("binomial", dtype);
     let p = p.into_array();
     let float = if p.dtype().is_float() && !p.is_weak() {
         p.dtype()
@@ -175,7 +176,7 @@ pub fn binomial_dtype(
     } else {
         DType::F32
     };
-    check_float("binomial", float);
+    let float = check_float("binomial", float);
     crate::shape::check("binomial", shape, float);
     let count = jnp::broadcast_to(&bound("binomial", "n", n, float, shape), shape);
     let prob = jnp::broadcast_to(&bound("binomial", "p", p, float, shape), shape);
@@ -356,7 +357,7 @@ pub fn multinomial_with(
     if !dtype.is_float() {
         panic!("multinomial: dtype must be a float type, got {dtype}");
     }
-    check_float("multinomial", dtype);
+    let dtype = check_float("multinomial", dtype);
     if unroll == 0 {
         panic!("multinomial: unroll must be at least 1, got 0");
     }

@@ -20,6 +20,7 @@ use crate::shape::{broadcast_shapes, normalize_axis, ShapeDisplay};
 ///
 /// ```
 /// use rjax_runtime::random;
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let dice = random::randint(&random::key(7), [6], 0, 10);
 /// assert_eq!(dice.to_vec::<i32>().unwrap(), vec![9, 2, 0, 7, 2, 6]);
 /// let top = random::randint(&random::key(0), [4], i32::MAX as i64, 1i64 << 40);
@@ -32,7 +33,7 @@ pub fn randint(
     minval: impl ArrayLike,
     maxval: impl ArrayLike,
 ) -> Array {
-    randint_dtype(key, shape, minval, maxval, DType::I32)
+    randint_dtype(key, shape, minval, maxval, crate::dtype::default_int())
 }
 
 /// Uniform integers of `dtype` (any signed or unsigned integer type) in `[minval, maxval)`.
@@ -57,6 +58,7 @@ pub fn randint_dtype(
     if !dtype.is_int() {
         panic!("randint: dtype must be an integer type, got {dtype}");
     }
+    let dtype = crate::dtype::canonicalize(dtype);
     // The draws are words of at least 32 bits, as wide as any result element.
     crate::shape::check("randint", shape, word_dtype(dtype.size_of() * 8));
     let narrow = dtype.size_of() < 4;
@@ -93,9 +95,9 @@ fn int_bound(name: &str, x: impl ArrayLike, shape: &[usize], narrow: bool) -> Ar
         x.astype(DType::I32)
     } else if x.dtype().is_unsigned_int() {
         // Through int64 the values above i64::MAX would wrap negative.
-        x.astype(DType::U64)
+        crate::jnp::convert(&x, DType::U64, false)
     } else {
-        x.astype(DType::I64)
+        crate::jnp::convert(&x, DType::I64, false)
     }
 }
 
@@ -387,8 +389,8 @@ fn weighted_indices(
             ShapeDisplay(p.shape())
         );
     }
-    let dtype = if p.dtype().is_float() { p.dtype() } else { DType::F32 };
-    check_float("choice", dtype);
+    let dtype = if p.dtype().is_float() { p.dtype() } else { crate::dtype::default_float() };
+    let dtype = check_float("choice", dtype);
     let p = p.astype(dtype);
     if replace {
         // Invert the cumulative distribution: r = total * (1 - u) is in (0, total].

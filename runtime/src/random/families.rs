@@ -56,14 +56,14 @@ fn constant(v: f64, dtype: DType) -> Array {
 /// ```
 #[track_caller]
 pub fn laplace(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    laplace_dtype(key, shape, DType::F32)
+    laplace_dtype(key, shape, crate::dtype::default_float())
 }
 
 /// Standard Laplace values of `dtype`: `sign(u) * log1p(-|u|)`, `u` uniform on
 /// `[-1 + epsneg, 1)`.
 #[track_caller]
 pub fn laplace_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    check_float("laplace", dtype);
+    let dtype = check_float("laplace", dtype);
     let u = uniform_range_dtype(key, shape, dtype, -1.0 + epsneg(dtype), 1.0);
     jnp::multiply(jnp::sign(&u), jnp::log1p(&jnp::negative(&jnp::abs(&u))))
 }
@@ -72,13 +72,13 @@ pub fn laplace_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Arr
 /// (`jax.random.logistic`).
 #[track_caller]
 pub fn logistic(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    logistic_dtype(key, shape, DType::F32)
+    logistic_dtype(key, shape, crate::dtype::default_float())
 }
 
 /// Standard logistic values of `dtype`: `log(u) - log1p(-u)`, `u` uniform on `[tiny, 1)`.
 #[track_caller]
 pub fn logistic_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    check_float("logistic", dtype);
+    let dtype = check_float("logistic", dtype);
     let u = uniform_range_dtype(key, shape, dtype, tiny(dtype), 1.0);
     jnp::subtract(jnp::log(&u), jnp::log1p(&jnp::negative(&u)))
 }
@@ -86,13 +86,13 @@ pub fn logistic_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Ar
 /// Standard Cauchy `float32` values, density `1 / (pi (1 + x^2))` (`jax.random.cauchy`).
 #[track_caller]
 pub fn cauchy(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    cauchy_dtype(key, shape, DType::F32)
+    cauchy_dtype(key, shape, crate::dtype::default_float())
 }
 
 /// Standard Cauchy values of `dtype`: `tan(pi * (u - 0.5))`, `u` uniform on `[eps, 1)`.
 #[track_caller]
 pub fn cauchy_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    check_float("cauchy", dtype);
+    let dtype = check_float("cauchy", dtype);
     let u = uniform_range_dtype(key, shape, dtype, eps(dtype), 1.0);
     let centered = jnp::subtract(&u, constant(0.5, dtype));
     jnp::tan(&jnp::multiply(constant(std::f64::consts::PI, dtype), &centered))
@@ -102,7 +102,7 @@ pub fn cauchy_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Arra
 /// (`jax.random.lognormal(key, sigma, shape)`); `sigma` broadcasts to `shape`.
 #[track_caller]
 pub fn lognormal(key: &Key, sigma: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    lognormal_dtype(key, sigma, shape, DType::F32)
+    lognormal_dtype(key, sigma, shape, crate::dtype::default_float())
 }
 
 /// Log-normal values of `dtype`.
@@ -114,7 +114,7 @@ pub fn lognormal_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("lognormal", dtype);
+    let dtype = check_float("lognormal", dtype);
     let sigma = bound("lognormal", "sigma", sigma, dtype, shape);
     jnp::exp(&jnp::multiply(normal_dtype(key, shape, dtype), &sigma))
 }
@@ -123,7 +123,7 @@ pub fn lognormal_dtype(
 /// (`jax.random.pareto(key, b, shape)`): `exp(e / b)` for standard exponential `e`.
 #[track_caller]
 pub fn pareto(key: &Key, b: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    pareto_dtype(key, b, shape, DType::F32)
+    pareto_dtype(key, b, shape, crate::dtype::default_float())
 }
 
 /// Pareto values of `dtype`.
@@ -135,7 +135,7 @@ pub fn pareto_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("pareto", dtype);
+    let dtype = check_float("pareto", dtype);
     let b = bound("pareto", "b", b, dtype, shape);
     jnp::exp(&jnp::divide(exponential_dtype(key, shape, dtype), &b))
 }
@@ -149,7 +149,7 @@ pub fn pareto_dtype(
 /// ```
 #[track_caller]
 pub fn rademacher(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    rademacher_dtype(key, shape, DType::I32)
+    rademacher_dtype(key, shape, crate::dtype::default_int())
 }
 
 /// -1 and 1 as `dtype` (any integer or float type): `2 * bernoulli(key, 0.5) - 1`.
@@ -158,6 +158,7 @@ pub fn rademacher_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> 
     if !(dtype.is_int() || matches!(dtype, DType::F32 | DType::F64)) {
         panic!("rademacher: dtype must be an integer type, float32 or float64, got {dtype}");
     }
+    let dtype = crate::dtype::canonicalize(dtype);
     let b = bernoulli(key, 0.5, shape).astype(dtype);
     jnp::subtract(jnp::multiply(2, &b), 1).astype(dtype)
 }
@@ -166,7 +167,7 @@ pub fn rademacher_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> 
 /// `scale * sqrt(-2 log u)`.
 #[track_caller]
 pub fn rayleigh(key: &Key, scale: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    rayleigh_dtype(key, scale, shape, DType::F32)
+    rayleigh_dtype(key, scale, shape, crate::dtype::default_float())
 }
 
 /// Rayleigh values of `dtype`.
@@ -178,7 +179,7 @@ pub fn rayleigh_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("rayleigh", dtype);
+    let dtype = check_float("rayleigh", dtype);
     let scale = bound("rayleigh", "scale", scale, dtype, shape);
     let u = unit_uniform("rayleigh", key, shape, dtype);
     let root = jnp::sqrt(&jnp::multiply(jnp::log(&u), constant(-2.0, dtype)));
@@ -194,7 +195,7 @@ pub fn weibull_min(
     concentration: impl ArrayLike,
     shape: impl AsRef<[usize]>,
 ) -> Array {
-    weibull_min_dtype(key, scale, concentration, shape, DType::F32)
+    weibull_min_dtype(key, scale, concentration, shape, crate::dtype::default_float())
 }
 
 /// Weibull values of `dtype`. The reciprocal of `concentration` is taken before conversion,
@@ -209,7 +210,7 @@ pub fn weibull_min_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("weibull_min", dtype);
+    let dtype = check_float("weibull_min", dtype);
     let scale = bound("weibull_min", "scale", scale, dtype, shape);
     let inverse = reciprocal_of_argument(concentration, dtype);
     let inverse = bound("weibull_min", "concentration", inverse, dtype, shape);
@@ -222,13 +223,13 @@ pub fn weibull_min_dtype(
 /// (`jax.random.maxwell`).
 #[track_caller]
 pub fn maxwell(key: &Key, shape: impl AsRef<[usize]>) -> Array {
-    maxwell_dtype(key, shape, DType::F32)
+    maxwell_dtype(key, shape, crate::dtype::default_float())
 }
 
 /// Maxwell values of `dtype`: `sqrt(sum(z * z, -1))` for normal `z` of shape `shape + (3,)`.
 #[track_caller]
 pub fn maxwell_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
-    check_float("maxwell", dtype);
+    let dtype = check_float("maxwell", dtype);
     let mut shape3 = shape.as_ref().to_vec();
     shape3.push(3);
     let z = normal_dtype(key, &shape3, dtype);
@@ -247,7 +248,7 @@ pub fn double_sided_maxwell(
     scale: impl ArrayLike,
     shape: impl AsRef<[usize]>,
 ) -> Array {
-    double_sided_maxwell_dtype(key, loc, scale, shape, DType::F32)
+    double_sided_maxwell_dtype(key, loc, scale, shape, crate::dtype::default_float())
 }
 
 /// Double-sided Maxwell values of `dtype`: `sign * maxwell * scale + loc`.
@@ -260,7 +261,7 @@ pub fn double_sided_maxwell_dtype(
     dtype: DType,
 ) -> Array {
     const OP: &str = "double_sided_maxwell";
-    check_float(OP, dtype);
+    let dtype = check_float(OP, dtype);
     let (loc, scale) = (loc.into_array(), scale.into_array());
     let Some(params) = broadcast_shapes(loc.shape(), scale.shape()) else {
         panic!(
@@ -292,7 +293,7 @@ pub fn triangular(
     right: impl ArrayLike,
     shape: impl AsRef<[usize]>,
 ) -> Array {
-    triangular_dtype(key, left, mode, right, shape, DType::F32)
+    triangular_dtype(key, left, mode, right, shape, crate::dtype::default_float())
 }
 
 /// Triangular values of `dtype`.
@@ -307,7 +308,7 @@ pub fn triangular_dtype(
 ) -> Array {
     const OP: &str = "triangular";
     let shape = shape.as_ref();
-    check_float(OP, dtype);
+    let dtype = check_float(OP, dtype);
     let full = |name, x: Array| jnp::broadcast_to(&bound(OP, name, x, dtype, shape), shape);
     let (left, mode, right) = (
         full("left", left.into_array()),
@@ -329,7 +330,7 @@ pub fn triangular_dtype(
 /// (`jax.random.wald(key, mean, shape)`), by Michael, Schucany and Haas' transformation.
 #[track_caller]
 pub fn wald(key: &Key, mean: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    wald_dtype(key, mean, shape, DType::F32)
+    wald_dtype(key, mean, shape, crate::dtype::default_float())
 }
 
 /// Wald values of `dtype`.
@@ -341,7 +342,7 @@ pub fn wald_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("wald", dtype);
+    let dtype = check_float("wald", dtype);
     let mean = jnp::broadcast_to(&bound("wald", "mean", mean, dtype, shape), shape);
     let keys = split(key, 2);
     let v = normal_dtype(&keys.get(0), shape, dtype);
@@ -365,7 +366,7 @@ pub fn wald_dtype(
 /// (`jax.random.geometric(key, p, shape)`): `floor(log(u) / log1p(-p)) + 1`.
 #[track_caller]
 pub fn geometric(key: &Key, p: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    geometric_dtype(key, p, shape, DType::I32)
+    geometric_dtype(key, p, shape, crate::dtype::default_int())
 }
 
 /// Geometric values of the integer `dtype`, drawn in the float type of `p` (`float32` for a
@@ -381,9 +382,14 @@ pub fn geometric_dtype(
     if !dtype.is_int() {
         panic!("geometric: dtype must be an integer type, got {dtype}");
     }
+    let dtype = crate::dtype::canonicalize(dtype);
     let p = p.into_array();
-    let float = if p.dtype().is_float() && !p.is_weak() { p.dtype() } else { DType::F32 };
-    check_float("geometric", float);
+    let float = if p.dtype().is_float() && !p.is_weak() {
+        p.dtype()
+    } else {
+        crate::dtype::default_float()
+    };
+    let float = check_float("geometric", float);
     let p = bound("geometric", "p", p, float, shape);
     let u = unit_uniform("geometric", key, shape, float);
     // JAX maps u = 0 to 1, so that log(u) stays finite.

@@ -21,7 +21,7 @@ fn constant(v: f64, dtype: DType) -> Array {
 /// parameters do not underflow.
 #[track_caller]
 pub fn beta(key: &Key, a: impl ArrayLike, b: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    beta_dtype(key, a, b, shape, DType::F32)
+    beta_dtype(key, a, b, shape, crate::dtype::default_float())
 }
 
 /// Beta values of `dtype`.
@@ -34,7 +34,7 @@ pub fn beta_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("beta", dtype);
+    let dtype = check_float("beta", dtype);
     let a = bound("beta", "a", a, dtype, shape);
     let b = bound("beta", "b", b, dtype, shape);
     let keys = split(key, 2);
@@ -51,7 +51,7 @@ pub fn beta_dtype(
 /// with `alpha`'s (broadcasting), and the result has shape `shape + alpha.shape[-1:]`.
 #[track_caller]
 pub fn dirichlet(key: &Key, alpha: &Array, shape: impl AsRef<[usize]>) -> Array {
-    dirichlet_dtype(key, alpha, shape, DType::F32)
+    dirichlet_dtype(key, alpha, shape, crate::dtype::default_float())
 }
 
 /// Dirichlet values of `dtype`: the softmax of log-gamma draws along the last axis.
@@ -62,7 +62,7 @@ pub fn dirichlet_dtype(
     shape: impl AsRef<[usize]>,
     dtype: DType,
 ) -> Array {
-    check_float("dirichlet", dtype);
+    let dtype = check_float("dirichlet", dtype);
     let Some(&k) = alpha.shape().last() else {
         panic!(
             "dirichlet: alpha must be at least 1-D (one concentration per category), got a scalar"
@@ -88,14 +88,14 @@ pub fn dirichlet_dtype(
 /// `z * sqrt((df / 2) / g)` for standard normal `z` and gamma `g` with `a = df / 2`.
 #[track_caller]
 pub fn t(key: &Key, df: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    t_dtype(key, df, shape, DType::F32)
+    t_dtype(key, df, shape, crate::dtype::default_float())
 }
 
 /// Student's t values of `dtype`.
 #[track_caller]
 pub fn t_dtype(key: &Key, df: impl ArrayLike, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
     let shape = shape.as_ref();
-    check_float("t", dtype);
+    let dtype = check_float("t", dtype);
     let df = bound("t", "df", df, dtype, shape);
     let keys = split(key, 2);
     let z = normal_dtype(&keys.get(0), shape, dtype);
@@ -108,7 +108,7 @@ pub fn t_dtype(key: &Key, df: impl ArrayLike, shape: impl AsRef<[usize]>, dtype:
 /// (`jax.random.chisquare(key, df, shape)`): `2 exp(loggamma(df / 2))`.
 #[track_caller]
 pub fn chisquare(key: &Key, df: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    chisquare_dtype(key, df, shape, DType::F32)
+    chisquare_dtype(key, df, shape, crate::dtype::default_float())
 }
 
 /// Chi-square values of `dtype`.
@@ -120,7 +120,7 @@ pub fn chisquare_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("chisquare", dtype);
+    let dtype = check_float("chisquare", dtype);
     let df = bound("chisquare", "df", df, dtype, shape);
     let two = constant(2.0, dtype);
     let half_df = jnp::divide(&df, &two);
@@ -137,7 +137,7 @@ pub fn f(
     dfden: impl ArrayLike,
     shape: impl AsRef<[usize]>,
 ) -> Array {
-    f_dtype(key, dfnum, dfden, shape, DType::F32)
+    f_dtype(key, dfnum, dfden, shape, crate::dtype::default_float())
 }
 
 /// F-distributed values of `dtype`.
@@ -150,7 +150,7 @@ pub fn f_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("f", dtype);
+    let dtype = check_float("f", dtype);
     let dfnum = bound("f", "dfnum", dfnum, dtype, shape);
     let dfden = bound("f", "dfden", dfden, dtype, shape);
     // JAX draws the denominator from the first key.
@@ -165,7 +165,7 @@ pub fn f_dtype(
 /// gamma `g` with `a = 1/p`.
 #[track_caller]
 pub fn generalized_normal(key: &Key, p: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    generalized_normal_dtype(key, p, shape, DType::F32)
+    generalized_normal_dtype(key, p, shape, crate::dtype::default_float())
 }
 
 /// Generalized normal values of `dtype`; `p` is a scalar.
@@ -177,7 +177,7 @@ pub fn generalized_normal_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("generalized_normal", dtype);
+    let dtype = check_float("generalized_normal", dtype);
     let p = scalar_param("generalized_normal", p, dtype);
     let inverse = reciprocal_of_argument(&p, dtype).astype(dtype);
     let keys = split(key, 2);
@@ -190,7 +190,7 @@ pub fn generalized_normal_dtype(
 /// (`jax.random.ball(key, d, p, shape)`): `float32` of shape `shape + (d,)`.
 #[track_caller]
 pub fn ball(key: &Key, d: usize, p: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    ball_dtype(key, d, p, shape, DType::F32)
+    ball_dtype(key, d, p, shape, crate::dtype::default_float())
 }
 
 /// Points of the unit `p`-ball as `dtype`: generalized normal draws divided by the `p`-th
@@ -204,7 +204,7 @@ pub fn ball_dtype(
     dtype: DType,
 ) -> Array {
     let shape = shape.as_ref();
-    check_float("ball", dtype);
+    let dtype = check_float("ball", dtype);
     let p = scalar_param("ball", p, dtype);
     let keys = split(key, 2);
     let mut full = shape.to_vec();

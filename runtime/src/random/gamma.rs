@@ -26,7 +26,7 @@ use crate::transform::ad::custom::custom_jvp;
 /// ```
 #[track_caller]
 pub fn gamma(key: &Key, a: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    gamma_dtype(key, a, shape, DType::F32)
+    gamma_dtype(key, a, shape, crate::dtype::default_float())
 }
 
 /// Gamma values of `dtype` (`F32` or `F64`).
@@ -45,7 +45,7 @@ pub fn gamma_dtype(
 /// `gamma(k, a)` up to rounding.
 #[track_caller]
 pub fn loggamma(key: &Key, a: impl ArrayLike, shape: impl AsRef<[usize]>) -> Array {
-    loggamma_dtype(key, a, shape, DType::F32)
+    loggamma_dtype(key, a, shape, crate::dtype::default_float())
 }
 
 /// Log-gamma values of `dtype` (`F32` or `F64`).
@@ -71,7 +71,7 @@ pub(super) fn sample_gamma(
     log_space: bool,
 ) -> Array {
     key.single(op);
-    check_float(op, dtype);
+    let dtype = check_float(op, dtype);
     let n = crate::shape::check(op, shape, dtype);
     let a = jnp::broadcast_to(&bound(op, "a", a, dtype, shape), shape);
     if n == 0 {

@@ -8,6 +8,7 @@
 //!
 //! ```
 //! use rjax_runtime::random::{self, init};
+//! rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 //! let w = init::glorot_normal().init(&random::key(0), [784, 128]);
 //! assert_eq!(w.shape(), &[784, 128]);
 //! let b = init::normal(0.01).with_dtype(rjax_runtime::DType::F64).init(&random::key(1), [128]);

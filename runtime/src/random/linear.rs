@@ -63,7 +63,7 @@ pub fn multivariate_normal_with(
     if !matches!(method, "svd" | "eigh" | "cholesky") {
         panic!("{OP}: method must be one of 'svd', 'eigh', 'cholesky', got {method:?}");
     }
-    check_float(OP, dtype);
+    let dtype = check_float(OP, dtype);
     let Some(&n) = mean.shape().last() else {
         panic!("{OP}: requires mean.ndim >= 1, got mean.ndim == 0");
     };
@@ -133,7 +133,7 @@ fn promote(op: &str, mean: impl ArrayLike, cov: impl ArrayLike) -> (Array, Array
 /// ```
 #[track_caller]
 pub fn orthogonal(key: &Key, n: usize, shape: impl AsRef<[usize]>) -> Array {
-    orthogonal_dtype(key, n, shape, DType::F32)
+    orthogonal_dtype(key, n, shape, crate::dtype::default_float())
 }
 
 /// Random orthogonal matrices of `dtype` (`F32` or `F64`), as JAX draws them (Mezzadri's
@@ -143,7 +143,7 @@ pub fn orthogonal(key: &Key, n: usize, shape: impl AsRef<[usize]>) -> Array {
 #[track_caller]
 pub fn orthogonal_dtype(key: &Key, n: usize, shape: impl AsRef<[usize]>, dtype: DType) -> Array {
     key.single("orthogonal");
-    check_float("orthogonal", dtype);
+    let dtype = check_float("orthogonal", dtype);
     let mut full = shape.as_ref().to_vec();
     full.extend([n, n]);
     crate::shape::check("orthogonal", &full, dtype);

@@ -177,6 +177,7 @@ pub fn bits_dtype(key: &Key, shape: impl AsRef<[usize]>, dtype: DType) -> Array 
     if !dtype.is_unsigned_int() {
         panic!("bits: dtype must be an unsigned integer type, got {dtype}");
     }
+    let dtype = crate::dtype::canonicalize(dtype);
     crate::shape::check("bits", shape.as_ref(), dtype);
     bind1(&RandomBits { shape: shape.as_ref().to_vec(), dtype }, &[data])
 }

@@ -59,8 +59,11 @@ pub(super) fn seed_words(seed: &Array) -> Array {
     let lo = seed.astype(DType::U32);
     let hi = if seed.dtype().size_of() == 8 {
         // Unsigned division by 2^32 is the logical shift right by 32.
-        crate::jnp::trunc_divide(seed.astype(DType::U64), Array::from(1u64 << 32))
-            .astype(DType::U32)
+        crate::jnp::trunc_divide(
+            crate::jnp::convert(seed, DType::U64, false),
+            Array::from(1u64 << 32),
+        )
+        .astype(DType::U32)
     } else {
         Array::from(0u32)
     };

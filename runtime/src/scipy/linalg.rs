@@ -24,6 +24,7 @@ pub enum Trans {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::linalg::{solve_triangular, Trans}};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let a = jnp::array([[2.0f64, 0.0], [1.0, 1.0]]);
 /// let x = solve_triangular(&a, &jnp::array([2.0f64, 3.0]), Trans::N, true, false);
 /// assert_eq!(x.to_vec::<f64>().unwrap(), vec![1.0, 2.0]);

@@ -37,6 +37,7 @@ pub fn erf(x: impl ArrayLike) -> Array {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::special};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let y = special::erfc(jnp::array(&[5.0f64])).item::<f64>().unwrap();
 /// assert!((y / 1.5374597944280349e-12 - 1.0).abs() < 1e-14);
 /// ```

@@ -38,6 +38,7 @@ fn outside_support(outside: &Array, value: &Array) -> Array {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::stats::norm};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let x = jnp::array(&[0.0f64]);
 /// let p = norm::pdf(&x, 0.0, 1.0).item::<f64>().unwrap();
 /// assert!((p - 1.0 / (2.0 * std::f64::consts::PI).sqrt()).abs() < 1e-15);
@@ -90,6 +91,7 @@ pub mod norm {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::stats::gamma};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// // Shape 1 is the exponential distribution.
 /// let p = gamma::pdf(jnp::array([2.0f64]), 1.0, 0.0, 1.0).item::<f64>().unwrap();
 /// assert!((p - (-2.0f64).exp()).abs() < 1e-15);
@@ -138,6 +140,7 @@ pub mod gamma {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::stats::beta};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// // Beta(2, 2) has density 6 y (1 - y).
 /// let p = beta::pdf(jnp::array([0.25f64]), 2.0, 2.0, 0.0, 1.0).item::<f64>().unwrap();
 /// assert!((p - 1.125).abs() < 1e-14);
@@ -197,6 +200,7 @@ pub mod beta {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::stats::poisson};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let p = poisson::pmf(jnp::array([2.0f64]), 3.0, 0.0).item::<f64>().unwrap();
 /// assert!((p - 4.5 * (-3.0f64).exp()).abs() < 1e-15);
 /// ```
@@ -295,6 +299,7 @@ pub mod bernoulli {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::stats::t};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// // One degree of freedom is the Cauchy distribution: 1 / (pi (1 + x^2)).
 /// let p = t::pdf(jnp::array([1.0f64]), 1.0, 0.0, 1.0).item::<f64>().unwrap();
 /// assert!((p - 0.5 / std::f64::consts::PI).abs() < 1e-15);
@@ -400,6 +405,7 @@ pub mod uniform {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::stats::laplace};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let c = laplace::cdf(jnp::array([0.0f64]), 0.0, 1.0).item::<f64>().unwrap();
 /// assert_eq!(c, 0.5);
 /// ```
@@ -442,6 +448,7 @@ pub mod laplace {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::stats::logistic};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let p = logistic::pdf(jnp::array([0.0f64]), 0.0, 1.0).item::<f64>().unwrap();
 /// assert!((p - 0.25).abs() < 1e-16);
 /// ```
@@ -519,6 +526,7 @@ pub mod logistic {
 ///
 /// ```
 /// use rjax_runtime::{jnp, scipy::stats::multivariate_normal};
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let x = jnp::array([1.0f64, 2.0]);
 /// let mean = jnp::array([1.0f64, 2.0]);
 /// let cov = jnp::array([[2.0f64, 0.0], [0.0, 0.5]]);

@@ -25,18 +25,21 @@ impl Unflatten for Array {
     }
 }
 
-/// Rust floats are leaves too: a traced `f32` parameter is a 0-d `float32` array.
-macro_rules! scalar_leaf {
-    ($($t:ty),*) => {$(
-        impl Tree for $t {
-            fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
-                def.push(Node::Leaf);
-                leaves.push(Array::from(*self));
-            }
-        }
-    )*};
+/// Rust floats are leaves too: a traced `f32` parameter is a 0-d `float32` array, an `f64` a
+/// weakly typed 0-d array of the default float type, as a Python float is in JAX.
+impl Tree for f32 {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        def.push(Node::Leaf);
+        leaves.push(Array::from(*self));
+    }
 }
-scalar_leaf!(f32, f64);
+
+impl Tree for f64 {
+    fn flatten_into(&self, def: &mut TreeDef, leaves: &mut Vec<Array>) {
+        def.push(Node::Leaf);
+        leaves.push(Array::weak_scalar(*self));
+    }
+}
 
 /// The integers that are data are leaves too, weakly typed as Python ints are in JAX: a traced
 /// `u32` step counter is a 0-d weak `uint32` array.

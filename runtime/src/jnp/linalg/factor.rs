@@ -54,6 +54,7 @@ pub(crate) fn square_matrices(op: &str, a: &Array) -> Array {
 ///
 /// ```
 /// use rjax_runtime::jnp;
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let a = jnp::array([[4.0f64, 2.0], [2.0, 5.0]]);
 /// let l = jnp::linalg::cholesky(&a);
 /// assert_eq!(l.to_vec::<f64>().unwrap(), vec![2.0, 0.0, 1.0, 2.0]);

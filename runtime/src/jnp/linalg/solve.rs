@@ -46,6 +46,7 @@ fn lu_solve(lu: &Array, permutation: &Array, b: &Array) -> Array {
 ///
 /// ```
 /// use rjax_runtime::jnp;
+/// rjax_runtime::config::enable_x64(true); // 64-bit types, as JAX's jax_enable_x64
 /// let a = jnp::array([[2.0f64, 0.0], [0.0, 4.0]]);
 /// let x = jnp::linalg::solve(&a, &jnp::array([2.0f64, 2.0]));
 /// assert_eq!(x.to_vec::<f64>().unwrap(), vec![1.0, 0.5]);

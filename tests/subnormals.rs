@@ -278,6 +278,7 @@ fn op_name(key: &str, parts: usize) -> &str {
 
 #[test]
 fn elementwise_unary_ops_flush_subnormals_as_jax_does() {
+    let _x64 = rjax::config::x64_scope(true);
     let n = check_section("unary", &["x"], |key| {
         let f = unary(op_name(key, 1));
         Box::new(move |args| f(&args[0]))
@@ -287,6 +288,7 @@ fn elementwise_unary_ops_flush_subnormals_as_jax_does() {
 
 #[test]
 fn elementwise_binary_ops_flush_subnormals_as_jax_does() {
+    let _x64 = rjax::config::x64_scope(true);
     let n = check_section("binary", &["a", "b"], |key| {
         let f = binary(op_name(key, 1));
         Box::new(move |args| f(&args[0], &args[1]))
@@ -296,6 +298,7 @@ fn elementwise_binary_ops_flush_subnormals_as_jax_does() {
 
 #[test]
 fn reductions_and_products_flush_subnormals_as_jax_does() {
+    let _x64 = rjax::config::x64_scope(true);
     let n = check_section("reduce", &["x"], |key| {
         let f = reduction(op_name(key, 2));
         Box::new(move |args| f(&args[0]))
@@ -305,6 +308,7 @@ fn reductions_and_products_flush_subnormals_as_jax_does() {
 
 #[test]
 fn conversions_flush_as_xla_converts() {
+    let _x64 = rjax::config::x64_scope(true);
     let n = check_section("cast", &["x"], |key| {
         let f = cast(key);
         Box::new(move |args| f(&args[0]))
@@ -314,6 +318,7 @@ fn conversions_flush_as_xla_converts() {
 
 #[test]
 fn programs_at_the_edge_and_arrays_from_rust_scalars_match_jax() {
+    let _x64 = rjax::config::x64_scope(true);
     let n = check_section("program", &["x"], |key| {
         let f = program(key);
         Box::new(move |args| f(&args[0]))

@@ -193,3 +193,19 @@ fn reading_64_bit_values_with_x64_off_says_how_to_turn_it_on() {
     assert!(text.contains("64-bit types are off") && text.contains("enable_x64"), "{text}");
     assert_eq!(x.item::<f32>().unwrap(), 0.25);
 }
+
+#[vmap(in_axes = 0)]
+fn unique_rows(x: &Array) -> Array {
+    jnp::unique_size(x, 3)
+}
+
+#[test]
+fn batching_rules_keep_their_64_bit_index_arithmetic_with_x64_off() {
+    // A gather with batched indices offsets them in int64, which the 32-bit mode must not
+    // canonicalize: its constants and the offsets would disagree (`jnp.unique(x, size=3)`
+    // under `vmap`, as JAX gives it).
+    let x = config::with_x64(false, || Array::from_shape_vec([2, 3], vec![1u32, 3, 3, 2, 2, 0]));
+    let got = config::with_x64(false, || unique_rows(&x));
+    assert_eq!(got.dtype(), DType::U32);
+    assert_eq!(got.to_vec::<u32>().unwrap(), vec![1, 3, 1, 0, 2, 0]);
+}

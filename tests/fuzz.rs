@@ -5,7 +5,8 @@
 //! a refusal must be a panic that names the operation; eager and `#[jit]` results must agree
 //! bit for bit; results must be real arrays of the shape asked for; and where cheap, `vmap` and
 //! `grad` are checked too (see `fuzz/check.rs` for the properties, `fuzz/ops.rs` for what is
-//! called and how cases are drawn).
+//! called and how cases are drawn). Even-numbered cases run with x64 on, odd ones in the
+//! default 32-bit mode (see `rjax::config`).
 //!
 //! Cases run in child processes (`fuzz/harness.rs`), so a crash is reported with its case
 //! instead of ending the run. The seed is fixed, so every run draws the same cases:

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
+use rjax::config::with_x64;
 use rjax::prelude::*;
 use rjax::transform::ad::api::Flat;
 use rjax::transform::batch::api::{vmap, BatchAxes, Vmap};
@@ -244,7 +245,11 @@ fn bits(a: &Array) -> Vec<u64> {
         DType::U64 => a.to_vec::<u64>().unwrap(),
         DType::U32 => a.to_vec::<u32>().unwrap().iter().map(|&v| u64::from(v)).collect(),
         DType::I32 => a.to_vec::<i32>().unwrap().iter().map(|&v| v as u64).collect(),
-        _ => a.astype(DType::I64).to_vec::<i64>().unwrap().iter().map(|&v| v as u64).collect(),
+        // Widened with x64 on, which the cases may run without.
+        _ => with_x64(true, || a.astype(DType::I64).to_vec::<i64>().unwrap())
+            .iter()
+            .map(|&v| v as u64)
+            .collect(),
     }
 }
 
@@ -320,7 +325,7 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 fn floats(a: &Array) -> Vec<f64> {
-    a.astype(DType::F64).to_vec::<f64>().unwrap()
+    with_x64(true, || a.astype(DType::F64).to_vec::<f64>().unwrap())
 }
 
 /// Whether every input is finite and moderate, so rounding differences stay small.

@@ -139,6 +139,19 @@ fn full_dtype_named(op: &str, shape: &[usize], value: f64, dtype: DType) -> Arra
     with_dtype!(dtype, |T| full_named(op, shape, T::from_f64(value)))
 }
 
+/// An array of `shape` filled with `value` in exactly `dtype`, whatever the dtype mode: for the
+/// internal computations that keep 64-bit values in the 32-bit mode (derivative and batching
+/// rules building constants of their operands' dtypes).
+#[track_caller]
+pub(crate) fn full_exact(shape: &[usize], value: f64, dtype: DType) -> Array {
+    let n = crate::shape::check("full", shape, dtype);
+    with_dtype!(dtype, |T| Array::from_buffer(
+        shape,
+        T::wrap(filled("full", shape, n, T::from_f64(value))),
+        false
+    ))
+}
+
 /// `n` copies of `value` in a buffer the kernels' outputs would get: a pooled one, or fresh
 /// memory marked for huge pages when large (see `exec::cpu::alloc`). An allocation failure
 /// names `op` and `shape`.

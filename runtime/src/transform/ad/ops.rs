@@ -12,12 +12,12 @@ use super::Tangent;
 
 /// A weak 0-d constant of `like`'s dtype, so it neither promotes nor changes weak flags.
 pub(crate) fn scalar(like: &Array, value: f64) -> Array {
-    jnp::full_dtype([], value, like.dtype()).with_weak_type(true)
+    jnp::full_exact(&[], value, like.dtype()).with_weak_type(true)
 }
 
 /// Zeros of an aval (an instantiated symbolic zero).
 pub(crate) fn zeros(aval: &Aval) -> Array {
-    jnp::full_dtype(&aval.shape, 0.0, aval.dtype).with_weak_type(aval.weak)
+    jnp::full_exact(&aval.shape, 0.0, aval.dtype).with_weak_type(aval.weak)
 }
 
 /// The tangent, or zeros of `aval` where it is a symbolic zero.

@@ -1,6 +1,7 @@
 //! Neural-network functions, like `jax.nn`: activations ([`relu`], [`gelu`], [`silu`], ...),
 //! [`softmax`], [`log_softmax`] and [`logsumexp`] over chosen axes, [`one_hot`],
-//! [`standardize`], and weight [`initializers`].
+//! [`standardize`], weight [`initializers`], and the layers and combinators of [`stax`]
+//! (`jax.example_libraries.stax`).
 //!
 //! Each is composed of `jnp` and `lax` operations as JAX composes it, so `jit`, `grad` and
 //! `vmap` apply without rules of their own, and the values, derivatives and edge cases are
@@ -17,6 +18,7 @@
 //! ```
 
 pub mod initializers;
+pub mod stax;
 
 use crate::ir::trace::is_tracing;
 use crate::jnp::{self, ArrayLike};

@@ -137,9 +137,81 @@ fn program(base: &str) -> Option<Program> {
         "lax_tile_int32" => |x| vec![lax::tile(&x[0], [1, 2])],
         "lax_collapse" => |x| vec![lax::collapse(&x[0], 0, Some(2))],
         "lax_collapse_neg" => |x| vec![lax::collapse(&x[0], -2, None)],
+        "float_power" | "float_power_int32" => |x| vec![jnp::float_power(&x[0], &x[1])],
+        "nan_to_num" => |x| vec![jnp::nan_to_num(&x[0], 0.0, None, Some(-9.0))],
+        "nan_to_num_default" => |x| vec![jnp::nan_to_num(&x[0], 2.5, None, None)],
+        "nan_to_num_complex64" => |x| vec![jnp::nan_to_num(&x[0], 1.0, None, None)],
+        "nan_to_num_int32" => |x| vec![jnp::nan_to_num(&x[0], 0.0, None, None)],
+        "append" => |x| vec![jnp::append(&x[0], &x[1], None)],
+        "append_axis0" => |x| vec![jnp::append(&x[0], &x[1], Some(0))],
+        "diagflat" => |x| vec![jnp::diagflat(&x[0], 1)],
+        "diag_indices_from" => |x| jnp::diag_indices_from(&x[0]),
+        "tril_indices_from" => |x| pair(jnp::tril_indices_from(&x[0], 1)),
+        "triu_indices_from" => |x| pair(jnp::triu_indices_from(&x[0], -1)),
+        "ediff1d" => |x| vec![jnp::ediff1d(&x[0], Some(&x[1]), Some(&x[2]))],
+        "ediff1d_plain" => |x| vec![jnp::ediff1d(&x[0], None, None)],
+        "ediff1d_int32" => |x| vec![jnp::ediff1d(&x[0], None, Some(&jnp::array([7.9f32])))],
+        "broadcast_arrays" => |x| jnp::broadcast_arrays(&x[0..2]),
+        "matrix_transpose" => |x| vec![jnp::matrix_transpose(&x[0])],
+        "matvec" => |x| vec![jnp::matvec(&x[0], &x[1])],
+        "vecmat" => |x| vec![jnp::vecmat(&x[0], &x[1])],
+        "vecdot" => |x| vec![jnp::vecdot(&x[0], &x[1], -1)],
+        "vecdot_axis0" => |x| vec![jnp::vecdot(&x[0], &x[1], 0)],
+        "rollaxis" => |x| vec![jnp::rollaxis(&x[0], 2, 0)],
+        "rollaxis_end" => |x| vec![jnp::rollaxis(&x[0], 0, 3)],
+        "select" => |x| {
+            let conds = [jnp::greater(&x[0], 0.5), jnp::less(&x[0], -1.0)];
+            vec![jnp::select(&conds, &x[0..2], 0.25)]
+        },
+        "select_int32" => |x| {
+            let conds = [jnp::greater(&x[0], 2), jnp::greater(&x[1], 4)];
+            vec![jnp::select(&conds, &x[0..2], -1)]
+        },
+        "trapezoid" => |x| vec![jnp::trapezoid(&x[0], None, 0.5, -1)],
+        "trapezoid_x" => |x| vec![jnp::trapezoid(&x[0], Some(&x[1]), 1.0, 0)],
+        "trapezoid_xfull" => |x| vec![jnp::trapezoid(&x[0], Some(&x[1]), 1.0, 1)],
+        "vander" => |x| vec![jnp::vander(&x[0], None, false)],
+        "vander_increasing" => |x| vec![jnp::vander(&x[0], Some(3), true)],
+        "vander_int32" => |x| vec![jnp::vander(&x[0], Some(3), false)],
+        "copy" => |x| vec![jnp::copy(&x[0])],
+        "iscomplex" | "iscomplex_complex64" => |x| vec![jnp::iscomplex(&x[0])],
+        "isreal_complex64" => |x| vec![jnp::isreal(&x[0])],
+        "fftshift" => |x| vec![jnp::fft::fftshift(&x[0], None)],
+        "ifftshift" => |x| vec![jnp::fft::ifftshift(&x[0], Some(&[1]))],
+        "rfft2" => |x| vec![jnp::fft::rfft2(&x[0], None, &[-2, -1], None)],
+        "rfftn" => |x| vec![jnp::fft::rfftn(&x[0], None, None, None)],
+        "rfftn_axes" => |x| vec![jnp::fft::rfftn(&x[0], None, Some(&[0, 2]), None)],
+        "irfft2" => |x| {
+            let y = jnp::fft::rfft2(&x[0], None, &[-2, -1], None);
+            vec![jnp::fft::irfft2(&y, None, &[-2, -1], None)]
+        },
+        "irfftn" => |x| {
+            let y = jnp::fft::rfftn(&x[0], None, None, None);
+            vec![jnp::fft::irfftn(&y, Some(&[2, 3, 4]), None, None)]
+        },
+        "indices" => |_| vec![jnp::indices(&[2, 3], Some(DType::I32))],
+        "logspace" => |_| vec![jnp::logspace(0.5, 2.5, 5, true, 10.0, None)],
+        "logspace_base2" => |_| vec![jnp::logspace(-1.0, 3.0, 4, false, 2.0, Some(DType::F32))],
+        "bartlett_1" => |_| vec![jnp::bartlett(1)],
+        "bartlett_5" => |_| vec![jnp::bartlett(5)],
+        "bartlett_6" => |_| vec![jnp::bartlett(6)],
+        "blackman_1" => |_| vec![jnp::blackman(1)],
+        "blackman_5" => |_| vec![jnp::blackman(5)],
+        "blackman_6" => |_| vec![jnp::blackman(6)],
+        "hamming_1" => |_| vec![jnp::hamming(1)],
+        "hamming_5" => |_| vec![jnp::hamming(5)],
+        "hamming_6" => |_| vec![jnp::hamming(6)],
+        "hanning_1" => |_| vec![jnp::hanning(1)],
+        "hanning_5" => |_| vec![jnp::hanning(5)],
+        "hanning_6" => |_| vec![jnp::hanning(6)],
         _ => return None,
     };
     Some(p)
+}
+
+/// The two index arrays of a triangle as a list.
+fn pair((i, j): (Array, Array)) -> Vec<Array> {
+    vec![i, j]
 }
 
 /// A case's name without its dtype suffix.
@@ -381,6 +453,26 @@ fn bad_input_is_refused_naming_the_function() {
         ),
         ("collapse: dimensions 2..Some(1)", Box::new(|| drop(lax::collapse(&f, 2, Some(1))))),
         ("lax.complex does not accept dtype int32", Box::new(|| drop(lax::complex(&i, &i)))),
+        (
+            "diag_indices_from: the input must have at least 2 axes, all of one length, got shape (2, 3)",
+            Box::new(|| drop(jnp::diag_indices_from(&f))),
+        ),
+        ("tril_indices_from: the input must be 2-D", Box::new(|| drop(jnp::tril_indices_from(&jnp::ones([3]), 0)))),
+        (
+            "broadcast_shapes: incompatible shapes for broadcasting: (2, 3), (4,)",
+            Box::new(|| drop(jnp::broadcast_shapes(&[&[2, 3], &[4]]))),
+        ),
+        ("matrix_transpose: x must have at least 2 axes", Box::new(|| drop(jnp::matrix_transpose(&jnp::ones([3]))))),
+        ("matvec: x1 must have at least 2 axes", Box::new(|| drop(jnp::matvec(&jnp::ones([3]), &f)))),
+        ("vecdot: x1 and x2 must have one length along axis 0", Box::new(|| drop(jnp::vecdot(&f, &jnp::ones([1, 3]), 0)))),
+        ("rollaxis: start 4 is out of bounds", Box::new(|| drop(jnp::rollaxis(&f, 0, 4)))),
+        (
+            "select: condlist and choicelist must have one nonzero length, got 1 and 0",
+            Box::new(|| drop(jnp::select(std::slice::from_ref(&b), &[] as &[Array], 0.0))),
+        ),
+        ("select: condlist must hold bool arrays", Box::new(|| drop(jnp::select(std::slice::from_ref(&i), std::slice::from_ref(&f), 0.0)))),
+        ("vander: x must be 1-D", Box::new(|| drop(jnp::vander(&f, None, false)))),
+        ("trapezoid: x must be 1-D or have y's rank", Box::new(|| drop(jnp::trapezoid(&f, Some(&jnp::ones([1, 2, 3])), 1.0, 0)))),
     ];
     for (expected, f) in cases {
         let text = panic_text(f);
@@ -395,9 +487,24 @@ fn lax_scalars_take_their_default_dtype() {
     let y = lax::add(&x, 1.0);
     assert_eq!(y.dtype(), DType::F32);
     assert_eq!(y.to_vec::<f32>().unwrap(), vec![2.0, 3.0]);
-    let n = lax::mul(&jnp::array([2i32, 3]), 4);
+    let n = lax::mul(jnp::array([2i32, 3]), 4);
     assert_eq!(n.to_vec::<i32>().unwrap(), vec![8, 12]);
     let full = lax::full([2], 1.5, None);
     assert!(full.is_weak());
     assert_eq!(full.dtype(), DType::F32);
+}
+
+#[test]
+fn shape_and_dtype_questions() {
+    assert_eq!(jnp::broadcast_shapes(&[&[3, 1], &[4], &[1, 1, 1]]), vec![1, 3, 4]);
+    assert_eq!(lax::broadcast_shapes(&[&[2, 1], &[2, 5]]), vec![2, 5]);
+    assert_eq!(jnp::broadcast_shapes(&[]), Vec::<usize>::new());
+    let z = jnp::complex(jnp::array([1.0f32]), 0.0);
+    assert!(jnp::iscomplexobj(&z) && !jnp::isrealobj(&z));
+    assert!(jnp::isrealobj(&jnp::array([1i32])) && !jnp::iscomplexobj(&jnp::array([1i32])));
+    // Empty windows and an empty logspace, as NumPy gives them.
+    assert_eq!(jnp::hanning(0).shape(), &[0]);
+    assert_eq!(jnp::bartlett(0).shape(), &[0]);
+    assert_eq!(jnp::logspace(0.0, 1.0, 0, false, 10.0, None).shape(), &[0]);
+    assert_eq!(jnp::indices(&[], None).shape(), &[0]);
 }

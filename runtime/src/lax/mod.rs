@@ -32,6 +32,7 @@ mod sort;
 mod structure;
 mod windows;
 
+pub use crate::jnp::broadcast_shapes;
 pub use crate::primitives::ConvDimensionNumbers;
 pub use crate::transform::ad::custom::stop_gradient;
 pub use arith::{digamma, div, lgamma, rem};

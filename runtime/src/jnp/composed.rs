@@ -125,7 +125,7 @@ pub fn triu_indices_from(a: &Array, k: isize) -> (Array, Array) {
 /// ```
 /// use rjax_runtime::jnp;
 /// let d = jnp::ediff1d(&jnp::array([1, 4, 9]), Some(&jnp::array([7])), None);
-/// assert_eq!(d.to_vec::<i32>().unwrap(), vec![7, 3, 5]);
+/// assert_eq!(d.to_vec::<i32>().unwrap(), vec![3, 5, 7]);
 /// ```
 #[track_caller]
 pub fn ediff1d(ary: &Array, to_end: Option<&Array>, to_begin: Option<&Array>) -> Array {

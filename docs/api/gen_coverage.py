@@ -7,8 +7,8 @@ anywhere; paths are taken relative to this file). It reads
 - `docs/api/exclusions.json`: `"module.name": "reason"` for the names that cannot apply to rjax,
 
 and finds rjax's public functions by reading `runtime/src`: `pub fn` items of each module (also
-those that a local `macro_rules!` writes as `pub fn $name`, from the `name => ...` entries of its
-invocations), inline and file `pub mod`s, and `pub use` re-exports (single names, lists, renames
+those that a local `macro_rules!` writes as `pub fn $name`, from the `name => ...` or
+`name(args) -> Ret = target;` entries of its invocations), inline and file `pub mod`s, and `pub use` re-exports (single names, lists, renames
 and globs, which are followed into the module they name). A JAX name that is a Rust keyword is
 looked up with a trailing underscore (`where` -> `where_`).
 
@@ -261,7 +261,7 @@ class Crate:
         names.update(re.findall(fn_re, top))
         names.update(re.findall(r"\bpub\s+mod\s+(\w+)", top))
         # Functions written by this file's macros: `macro_rules! m { ... pub fn $name ... }`,
-        # invoked as `m! { name => ..., }`.
+        # invoked as `m! { name => ..., }` or `m! { name(args) -> Ret = target; }`.
         for m in re.finditer(r"\bmacro_rules!\s*(\w+)\s*\{", top):
             body = text[m.end() - 1:matching_brace(text, m.end() - 1)]
             if not re.search(r"\bpub\s+fn\s+\$\w+", body):
@@ -270,6 +270,8 @@ class Crate:
                 open_at = call.end() - 1
                 args = text[open_at + 1:matching_brace(text, open_at)]
                 names.update(re.findall(r"(\w+)\s*=>", args))
+                # Or as `m! { name(args) -> Ret = target; ... }`.
+                names.update(re.findall(r"(?:^|;)\s*(\w+)\s*\(", strip(args)))
         for m in re.finditer(r"\bpub\s+use\s+([^;]*);", top):
             # `top` blanks brace contents; take the tree from the full text.
             tree = text[m.start(1):m.end(1)]

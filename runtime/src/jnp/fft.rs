@@ -1,5 +1,5 @@
 //! Discrete Fourier transforms (`jnp.fft`): `fft`, `ifft`, `rfft`, `irfft`, their 2-d and n-d
-//! forms, and the sample frequencies `fftfreq` and `rfftfreq`.
+//! forms, the sample frequencies `fftfreq` and `rfftfreq`, and `fftshift` / `ifftshift`.
 //!
 //! The arguments are JAX's: `n` (or `s` per axis) crops or zero-pads the input along the
 //! transformed axes first; `axis` (or `axes`) picks them; `norm` is `"backward"` (the
@@ -71,6 +71,68 @@ pub fn fftn(a: &Array, s: Option<&[usize]>, axes: Option<&[isize]>, norm: Option
 #[track_caller]
 pub fn ifftn(a: &Array, s: Option<&[usize]>, axes: Option<&[isize]>, norm: Option<&str>) -> Array {
     transform("ifftn", FftType::Ifft, a, s.map(<[usize]>::to_vec), axes, norm)
+}
+
+/// The 2-d transform of a real array over `axes` (`jnp.fft.rfft2`; JAX's default axes are
+/// `[-2, -1]`), keeping the non-negative frequencies along the last of them.
+#[track_caller]
+pub fn rfft2(a: &Array, s: Option<&[usize]>, axes: &[isize], norm: Option<&str>) -> Array {
+    transform("rfft2", FftType::Rfft, a, s.map(<[usize]>::to_vec), Some(axes), norm)
+}
+
+/// The inverse of [`rfft2`] (`jnp.fft.irfft2`): a real array, of `2 (m - 1)` points along the
+/// last axis unless `s` says otherwise.
+#[track_caller]
+pub fn irfft2(a: &Array, s: Option<&[usize]>, axes: &[isize], norm: Option<&str>) -> Array {
+    transform("irfft2", FftType::Irfft, a, s.map(<[usize]>::to_vec), Some(axes), norm)
+}
+
+/// The n-d transform of a real array (`jnp.fft.rfftn`) over `axes` (by default the last
+/// `s.len()` axes, or all axes without `s`; at most 3), keeping the non-negative frequencies
+/// along the last of them.
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let y = jnp::fft::rfftn(&jnp::ones([2, 4]), None, None, None);
+/// assert_eq!(y.shape(), &[2, 3]);
+/// ```
+#[track_caller]
+pub fn rfftn(a: &Array, s: Option<&[usize]>, axes: Option<&[isize]>, norm: Option<&str>) -> Array {
+    transform("rfftn", FftType::Rfft, a, s.map(<[usize]>::to_vec), axes, norm)
+}
+
+/// The inverse of [`rfftn`] (`jnp.fft.irfftn`): a real array.
+#[track_caller]
+pub fn irfftn(a: &Array, s: Option<&[usize]>, axes: Option<&[isize]>, norm: Option<&str>) -> Array {
+    transform("irfftn", FftType::Irfft, a, s.map(<[usize]>::to_vec), axes, norm)
+}
+
+/// `x` rolled so that the zero frequency is in the middle of each of `axes` (all axes for
+/// `None`): by `n / 2` along an axis of length `n` (`jnp.fft.fftshift`).
+///
+/// ```
+/// use rjax_runtime::jnp;
+/// let f = jnp::fft::fftshift(&jnp::arange(5), None);
+/// assert_eq!(f.to_vec::<i32>().unwrap(), vec![3, 4, 0, 1, 2]);
+/// ```
+#[track_caller]
+pub fn fftshift(x: &Array, axes: Option<&[isize]>) -> Array {
+    shift("fftshift", x, axes, |n| (n / 2) as isize)
+}
+
+/// The inverse of [`fftshift`] (`jnp.fft.ifftshift`): rolls by `-(n / 2)`.
+#[track_caller]
+pub fn ifftshift(x: &Array, axes: Option<&[isize]>) -> Array {
+    shift("ifftshift", x, axes, |n| -((n / 2) as isize))
+}
+
+#[track_caller]
+fn shift(op: &str, x: &Array, axes: Option<&[isize]>, by: fn(usize) -> isize) -> Array {
+    let axes = match axes {
+        Some(axes) => normalize_axes(op, axes, x.ndim()),
+        None => (0..x.ndim()).collect(),
+    };
+    axes.iter().fold(x.clone(), |y, &ax| super::roll(&y, by(x.shape()[ax]), Some(ax as isize)))
 }
 
 /// The sample frequencies of an `n`-point transform with sample spacing `d`

@@ -8,6 +8,7 @@
 
 mod arrangement;
 mod complex;
+mod composed;
 mod creation;
 mod elementwise;
 pub mod fft;
@@ -26,6 +27,7 @@ mod statistics;
 pub use crate::primitives::IndexMode;
 pub use arrangement::*;
 pub use complex::*;
+pub use composed::*;
 pub use creation::*;
 pub use elementwise::*;
 pub use indexing::*;

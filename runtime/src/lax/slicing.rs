@@ -158,6 +158,27 @@ pub fn dynamic_update_index_in_dim(
     dynamic_update_slice(x, &update, &starts)
 }
 
+/// `x` with `update` written at `start_index` along `axis` (`lax.dynamic_update_slice_in_dim`),
+/// the other axes from 0: `update` has `x`'s rank and dtype; a start that would let the
+/// update run past the end is moved back to fit, as in JAX.
+///
+/// ```
+/// use rjax_runtime::{jnp, lax};
+/// let x = jnp::zeros([5]);
+/// let y = lax::dynamic_update_slice_in_dim(&x, &jnp::ones([2]), 4, 0);
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![0.0, 0.0, 0.0, 1.0, 1.0]);
+/// ```
+#[track_caller]
+pub fn dynamic_update_slice_in_dim(
+    x: &Array,
+    update: &Array,
+    start_index: impl ArrayLike,
+    axis: usize,
+) -> Array {
+    let (starts, _) = one_axis("dynamic_update_slice_in_dim", x, start_index, axis);
+    dynamic_update_slice(x, update, &starts)
+}
+
 /// Start indices that are zero except `index` at `axis`, and `x`'s shape as slice sizes.
 #[track_caller]
 fn one_axis(op: &str, x: &Array, index: impl ArrayLike, axis: usize) -> (Vec<Array>, Vec<usize>) {

@@ -331,7 +331,8 @@ fn derivative(op: UnaryOp, x: &Array, y: &Array, t: &Array) -> Tangent {
         Expm1 => mul(t, &add(y, &c(1.0))),
         Sqrt => div(t, &scale(y, 2.0)),
         Rsqrt => mul(t, &div(&scale(y, -0.5), x)),
-        Cbrt => mul(t, &div(y, &scale(x, 3.0))),
+        // JAX's rule, `t / (3 y^2)`: infinite at 0 (where `y / 3x` would be NaN).
+        Cbrt => mul(t, &scale(&div(&c(1.0), &mul(y, y)), 1.0 / 3.0)),
         Reciprocal => mul(t, &neg(&mul(y, y))),
         Sin => mul(t, &unary(Cos, x)),
         Cos => mul(t, &neg(&unary(Sin, x))),

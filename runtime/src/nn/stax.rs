@@ -630,7 +630,7 @@ pub fn fan_in_sum() -> Layer {
             let items = x.items();
             let mut total = items.first().expect("stax.FanInSum: no inputs").array().clone();
             for item in &items[1..] {
-                total = total + item.array();
+                total += item.array();
             }
             Nested::Leaf(total)
         },

@@ -482,7 +482,9 @@ fn bad_input_is_refused_naming_the_function() {
 
 #[test]
 fn lax_scalars_take_their_default_dtype() {
-    // A Rust float is a weakly typed float32 without x64, as a Python float in jax.lax.
+    // A Rust float is a weakly typed float32 without x64, as a Python float in jax.lax (with
+    // x64 on it is a float64, which lax refuses to add to a float32, as JAX does).
+    let _x64 = rjax::config::x64_scope(false);
     let x = jnp::array([1.0f32, 2.0]);
     let y = lax::add(&x, 1.0);
     assert_eq!(y.dtype(), DType::F32);

@@ -567,6 +567,9 @@ fn build(kernels: &[Kernel]) -> Option<libloading::Library> {
 /// kernel reads or writes through it, in the type it takes.
 unsafe fn launch(library: &libloading::Library, k: usize, words: &[u64], buffers: &[*mut c_void]) {
     type Run = unsafe extern "C" fn(*const u64, *const *mut c_void);
+    // The kernels run with the float modes the CPU backend computes with (XLA's, which flush
+    // subnormals), so that the two differ only where the kernels' logic does.
+    let _modes = crate::exec::cpu::float_mode::FlushDenormals::new();
     // SAFETY: `run_{k}` has this signature (see `translation_unit`); the caller vouches for
     // the words and buffers.
     unsafe {

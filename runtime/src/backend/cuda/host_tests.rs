@@ -69,8 +69,8 @@ fn values(dtype: DType) -> Buffer {
         -87.0,
         // The smallest normal range: the CPU backend's rules for subnormal operands (XLA's
         // per operation) are not the generated kernels' yet.
-        1.5e-38,
-        -1.5e-38,
+        3e-38,
+        -3e-38,
         1e30,
         -1e30,
         f64::INFINITY,

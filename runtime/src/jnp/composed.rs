@@ -11,6 +11,7 @@ use super::{
     isnan, isneginf, isposinf, matmul, moveaxis, multiply, not_equal, pow, promote_inexact, ravel,
     subtract, sum_axes, swapaxes, tril_indices, triu_indices, where_, ArrayLike,
 };
+use crate::primitives::{bind1, Iota};
 use crate::shape::{normalize_axis, ShapeDisplay};
 use crate::{Array, DType};
 
@@ -183,10 +184,14 @@ pub fn logspace(
 #[track_caller]
 pub fn indices(dimensions: &[usize], dtype: Option<DType>) -> Array {
     let dtype = dtype.unwrap_or_else(crate::dtype::default_int);
-    let grids: Vec<Array> =
-        (0..dimensions.len()).map(|i| crate::lax::broadcasted_iota(dtype, dimensions, i)).collect();
+    let dtype = crate::dtype::canonicalize(dtype);
+    if dtype.is_bool() {
+        panic!("indices: dtype bool is not numeric");
+    }
+    let iota = |i| bind1(&Iota { dtype, shape: dimensions.to_vec(), dimension: i }, &[]);
+    let grids: Vec<Array> = (0..dimensions.len()).map(iota).collect();
     if grids.is_empty() {
-        return super::zeros_dtype([0usize], crate::dtype::canonicalize(dtype));
+        return super::zeros_dtype([0usize], dtype);
     }
     super::stack(&grids, 0)
 }
@@ -404,8 +409,11 @@ pub fn vander(x: &Array, n: Option<usize>, increasing: bool) -> Array {
         panic!("vander: x must be 1-D, got shape {}", ShapeDisplay(x.shape()));
     }
     let n = n.unwrap_or(x.shape()[0]);
-    let iota = crate::lax::iota(x.dtype(), n);
-    let powers = if increasing { iota } else { crate::lax::rev(&iota, [0]) };
+    if x.dtype().is_bool() {
+        panic!("vander: x must be numeric, got bool");
+    }
+    let iota = bind1(&Iota { dtype: x.dtype(), shape: vec![n], dimension: 0 }, &[]);
+    let powers = if increasing { iota } else { super::flip(&iota, 0) };
     pow(x.expand_dims(-1), powers.expand_dims(0))
 }
 
